@@ -1,0 +1,197 @@
+// Package auth verifies the credentials a Table service request carries —
+// Shared Key, Shared Key Lite, service SAS and account SAS (PROTOCOL.md 9) —
+// and turns them into a Grant that says which operations, on which table and
+// which key range, the request may perform. It knows nothing of storage or
+// routing: the caller describes the request in a Request, supplies the
+// account's keys and (for stored access policies) a lookup callback, and asks
+// the Grant about each operation it is about to run.
+//
+// Every refusal is an *apierr.Error. Outcomes follow PROTOCOL.md 0.1 and 9.8;
+// where that leaves a choice open the decision and its evidence are noted at
+// the place it is made.
+package auth
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tableemu/tableemu/apierr"
+)
+
+// BearerChallenge is the WWW-Authenticate value to send with a 401
+// NoAuthenticationInformation (PROTOCOL.md 0.1). The live service names the
+// account's tenant in authorization_uri, e.g.
+// "Bearer authorization_uri=https://login.microsoftonline.com/72f988bf-…/oauth2/authorize resource_id=https://storage.azure.com"
+// (captured in Azure/azure-sdk-for-js storage recordings and quoted in
+// Azure/azure-sdk-for-js#9528). An emulator has no tenant, so it names the
+// multi-tenant authority "common", which token libraries accept as an
+// authority and which keeps the challenge parseable by SDKs that read the
+// tenant from the path (azure-sdk-for-java StorageBearerTokenChallengeAuthorizationPolicy).
+const BearerChallenge = "Bearer authorization_uri=https://login.microsoftonline.com/common/oauth2/authorize resource_id=https://storage.azure.com"
+
+// MaxClockSkew is how far a Shared Key request's date may be from the
+// server clock, either way (PROTOCOL.md 0.1).
+const MaxClockSkew = 15 * time.Minute
+
+// Account is one storage account the emulator serves.
+type Account struct {
+	Name string
+	// Keys are the account keys, already base64-decoded: key1 and
+	// optionally key2. A signature made with any of them is accepted.
+	Keys [][]byte
+}
+
+// Request is what auth needs to know about one HTTP request.
+type Request struct {
+	Method string
+	Header http.Header
+	// Query holds the decoded query parameters.
+	Query url.Values
+	// CanonicalPaths are the candidate canonicalized-resource paths without
+	// the ?comp part, e.g. "/devstoreaccount1/devstoreaccount1/Tables", the
+	// first built from the raw (still percent-encoded) request path. A Shared
+	// Key signature matching any of them is accepted (PROTOCOL.md 9.5).
+	// CanonicalPaths builds the usual set.
+	CanonicalPaths []string
+	// Secure reports whether the request arrived over TLS.
+	Secure   bool
+	RemoteIP netip.Addr
+	// Now is the server clock; zero means time.Now().
+	Now time.Time
+}
+
+func (r *Request) now() time.Time {
+	if r.Now.IsZero() {
+		return time.Now()
+	}
+	return r.Now
+}
+
+// VerifyOptions carries the caller's settings and lookups for SAS checks.
+type VerifyOptions struct {
+	// Loose accepts an spr=https SAS over plain HTTP (the --loose flag).
+	// The Go SDK signs every account SAS with spr=https (PROTOCOL.md 13), so
+	// an emulator served over HTTP needs this to accept them.
+	Loose bool
+	// Policy looks up the stored access policy id on table (Set Table
+	// ACL). table is the SAS's tn, which clients may have lower-cased, so the
+	// lookup should compare table names case-insensitively as the service
+	// does. A nil Policy means no table has policies.
+	Policy func(table, id string) (Policy, bool)
+}
+
+// Policy is one stored access policy (PROTOCOL.md 3.4). Each field may be
+// left out, in which case the SAS must supply it (PROTOCOL.md 9.6).
+type Policy struct {
+	Start      time.Time // zero when the policy has no Start
+	Expiry     time.Time // zero when the policy has no Expiry
+	Permission string    // "" when the policy has no Permission
+}
+
+// Authenticate verifies whichever credential req carries: the Authorization
+// header (Shared Key / Shared Key Lite) or a SAS in the query string.
+//
+// A request with neither is 401 NoAuthenticationInformation; the caller adds
+// WWW-Authenticate: BearerChallenge. A request with both is 400
+// InvalidAuthenticationInfo, as Microsoft's storage emulator (whose
+// authentication code is the service's) rejects it with "Ambiguous
+// authentication scheme credentials provided".
+func Authenticate(req *Request, acct *Account, opts VerifyOptions) (*Grant, error) {
+	hasAuth := len(req.Header.Values("Authorization")) > 0
+	sas, hasSAS := ParseSAS(req.Query)
+	switch {
+	case hasAuth && hasSAS:
+		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail(
+			"Ambiguous authentication scheme credentials provided. Request contains authentication credentials for signed access and authenticated access.")
+	case hasSAS:
+		return sas.Verify(req, acct, opts)
+	default:
+		return VerifySharedKey(req, acct)
+	}
+}
+
+// CanonicalPaths returns the canonicalized-resource candidates for a request
+// to account (the primary account name) whose path as sent, still
+// percent-encoded, is escapedPath (e.g. "/devstoreaccount1/Tables" in path
+// style, "/Tables" for a host-style URL):
+//
+//   - "/" + account + escapedPath, the form every SDK signs (PROTOCOL.md 9.5);
+//   - the same with the path percent-decoded, because clients differ in how
+//     they encode ' ( ) and spaces ("encoding drift");
+//   - for a path-style "-secondary" account segment, both forms again with the
+//     primary name in that segment, since clients sign either (PROTOCOL.md 9.5).
+//
+// An empty path becomes "/".
+func CanonicalPaths(account, escapedPath string) []string {
+	if escapedPath == "" {
+		escapedPath = "/"
+	}
+	paths := []string{escapedPath}
+	if dec, err := url.PathUnescape(escapedPath); err == nil {
+		paths = append(paths, dec)
+	}
+	secondary := "/" + account + "-secondary"
+	for _, p := range paths[:len(paths):len(paths)] {
+		if rest, ok := strings.CutPrefix(p, secondary); ok && (rest == "" || rest[0] == '/') {
+			paths = append(paths, "/"+account+rest)
+		}
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		c := "/" + account + p
+		if !contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// signs reports whether mac is the HMAC-SHA256 of any of stringsToSign under
+// any of keys. Comparison is constant-time per candidate (hmac.Equal).
+func signs(keys [][]byte, stringsToSign []string, mac []byte) bool {
+	ok := false
+	for _, key := range keys {
+		for _, s := range stringsToSign {
+			h := hmac.New(sha256.New, key)
+			h.Write([]byte(s))
+			// Keep looping after a match so the time taken does not say which
+			// key or candidate matched.
+			if hmac.Equal(h.Sum(nil), mac) {
+				ok = true
+			}
+		}
+	}
+	return ok
+}
+
+// decodeSignature decodes a base64 signature. A '+' that arrived unescaped
+// in a query string has been decoded to a space by then; put it back.
+func decodeSignature(sig string) ([]byte, bool) {
+	b, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(sig, " ", "+"))
+	return b, err == nil
+}
+
+// authFailed is 403 AuthenticationFailed with a detail for the XML
+// AuthenticationErrorDetail element and logs (PROTOCOL.md 9.8).
+func authFailed(format string, args ...any) *apierr.Error {
+	return apierr.New(apierr.AuthenticationFailed).WithDetail(format, args...)
+}
+
+// rfc1123 formats t as the service does in authentication details
+// (.NET "R": "Tue, 01 Nov 2022 07:39:51 GMT").
+func rfc1123(t time.Time) string { return t.UTC().Format(http.TimeFormat) }

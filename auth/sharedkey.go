@@ -1,0 +1,152 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tableemu/tableemu/apierr"
+)
+
+// VerifySharedKey verifies an "Authorization: SharedKey acct:sig" or
+// "SharedKeyLite acct:sig" header in its Table-service form (PROTOCOL.md
+// 9.3–9.5) and returns a full-access Grant.
+//
+// Outcomes, from Microsoft's storage emulator authentication code (the
+// service's own, decompiled) and live captures where they differ:
+//   - no Authorization header → 401 NoAuthenticationInformation (PROTOCOL.md
+//     0.1; the caller adds WWW-Authenticate: BearerChallenge);
+//   - a malformed header — unknown scheme, no "account:signature" pair,
+//     signature not base64, the header twice → 400 InvalidAuthenticationInfo.
+//     The live service answered exactly this for "Authorization:
+//     SharedAccessSignature sig=…" (Azure/iothub-explorer#58) and for a Basic
+//     header (ACR troubleshooting docs); the emulator code raises
+//     InvalidAuthenticationInfoException for a bad pair and bad base64;
+//   - "Bearer" → 403 AuthenticationFailed: the service knows the scheme and
+//     refuses it with AuthenticationFailed ("Authentication scheme Bearer is
+//     not supported in this version", many issue threads); tableemu has no
+//     token support here (a caller that implements --oauth handles Bearer
+//     before calling this);
+//   - no date, an unparseable date, or one more than MaxClockSkew from
+//     req.Now, a different account, or a wrong signature → 403
+//     AuthenticationFailed with a detail saying which.
+func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
+	values := req.Header.Values("Authorization")
+	switch {
+	case len(values) == 0:
+		return nil, apierr.New(apierr.NoAuthenticationInformation)
+	case len(values) > 1:
+		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Duplicate authorization headers found.")
+	}
+	header := strings.TrimSpace(values[0])
+	scheme, params, _ := strings.Cut(header, " ")
+	var lite bool
+	switch {
+	case strings.EqualFold(scheme, "SharedKey"):
+	case strings.EqualFold(scheme, "SharedKeyLite"):
+		lite = true
+	case strings.EqualFold(scheme, "Bearer"):
+		return nil, authFailed("Authentication scheme Bearer is not supported by this emulator; use Shared Key or a SAS.")
+	default:
+		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Authentication scheme %s is not supported.", scheme)
+	}
+
+	// "account:signature"; empty pieces are dropped as the service does
+	// (String.Split with RemoveEmptyEntries), so "a::sig" still parses.
+	var parts []string
+	for _, p := range strings.Split(strings.TrimSpace(params), ":") {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) != 2 {
+		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Authorization value '%s' is invalid.", header)
+	}
+	claimed, sig := parts[0], parts[1]
+	mac, ok := decodeSignature(sig)
+	if !ok {
+		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Signature is not a valid base64 string.")
+	}
+
+	dates, err := requestDates(req)
+	if err != nil {
+		return nil, err
+	}
+	// Clients sign the primary account name even on the -secondary endpoint
+	// (PROTOCOL.md 13); accept the secondary name in the header too.
+	if claimed != acct.Name && claimed != acct.Name+"-secondary" {
+		return nil, authFailed("Cannot find the claimed account when trying to GetProperties for the account %s.", claimed)
+	}
+	if len(req.CanonicalPaths) == 0 {
+		return nil, apierr.New(apierr.InternalError).WithDetail("auth: Request.CanonicalPaths is empty")
+	}
+
+	// CanonicalizedResource (PROTOCOL.md 9.5): only comp takes part, with
+	// the first value as the SDKs take it.
+	comp := ""
+	if v, ok := req.Query["comp"]; ok && len(v) > 0 {
+		comp = "?comp=" + v[0]
+	}
+	var candidates []string
+	for _, date := range dates {
+		for _, p := range req.CanonicalPaths {
+			resource := p + comp
+			if lite {
+				// 9.4: Date \n CanonicalizedResource.
+				candidates = append(candidates, date+"\n"+resource)
+			} else {
+				// 9.3: no x-ms-* header block, unlike blob and queue.
+				candidates = append(candidates, strings.Join([]string{
+					req.Method,
+					req.Header.Get("Content-MD5"),
+					req.Header.Get("Content-Type"),
+					date,
+					resource,
+				}, "\n"))
+			}
+		}
+	}
+	if !signs(acct.Keys, candidates, mac) {
+		// The wording the live service puts in AuthenticationErrorDetail for
+		// a Shared Key mismatch.
+		return nil, authFailed("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0])
+	}
+	return &Grant{Kind: SharedKeyGrant}, nil
+}
+
+// requestDates returns the date values to try in the string-to-sign:
+// x-ms-date if present, else Date (PROTOCOL.md 9.3), then the other one when
+// both are present, for robustness. The first one must be a valid HTTP date
+// within MaxClockSkew of the server clock (PROTOCOL.md 0.1).
+func requestDates(req *Request) ([]string, error) {
+	xms := req.Header.Values("X-Ms-Date")
+	date := req.Header.Values("Date")
+	var primary, other string
+	switch {
+	case len(xms) > 0:
+		primary = xms[0]
+		if len(date) > 0 {
+			other = date[0]
+		}
+	case len(date) > 0:
+		primary = date[0]
+	}
+	if strings.TrimSpace(primary) == "" {
+		return nil, authFailed("Request date header not specified.")
+	}
+	t, err := http.ParseTime(primary)
+	if err != nil {
+		return nil, authFailed("The Date header in the request is incorrect.")
+	}
+	now := req.now()
+	switch {
+	case t.Before(now.Add(-MaxClockSkew)):
+		return nil, authFailed("Request date header too old: '%s'.", rfc1123(t))
+	case t.After(now.Add(MaxClockSkew)):
+		return nil, authFailed("Request date header too far in the future: '%s'; the server time is '%s'.", rfc1123(t), rfc1123(now))
+	}
+	dates := []string{primary}
+	if other != "" && other != primary {
+		dates = append(dates, other)
+	}
+	return dates, nil
+}

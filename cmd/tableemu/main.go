@@ -1,0 +1,78 @@
+// Command tableemu runs the Azure Table storage emulator. Its command line
+// is Azurite's (azurite-table), so it can replace it; see README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tableemu/tableemu/emulator"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cfg, err := emulator.LoadConfig(args, os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tableemu:", err)
+		return 2
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(os.Stderr, "tableemu: warning:", w)
+	}
+	srv, err := emulator.New(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tableemu:", err)
+		return 1
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tableemu:", err)
+		return 1
+	}
+	addr := ln.Addr().String()
+	where := srv.DatabasePath()
+	if cfg.InMemory {
+		where = "memory (nothing is kept on disk)"
+	}
+	fmt.Printf("tableemu: serving Azure Table storage from %s\n", where)
+	for _, a := range cfg.Accounts {
+		ep := emulator.Endpoint(cfg.Scheme(), addr, a.Name)
+		fmt.Printf("tableemu: endpoint %s\n", ep)
+		fmt.Printf("tableemu: connection string %s\n", emulator.ConnectionString(a, ep))
+	}
+
+	// The first SIGINT/SIGTERM shuts down gracefully: in-flight requests
+	// finish and the database closes. A second one exits at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling: the next signal kills
+		fmt.Fprintln(os.Stderr, "tableemu: shutting down (signal again to exit at once)")
+	}()
+	if err := srv.Serve(ctx, ln, 30*time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "tableemu:", err)
+		return 1
+	}
+	if err := srv.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "tableemu: closing database:", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "tableemu: stopped")
+	return 0
+}

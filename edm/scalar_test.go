@@ -1,0 +1,107 @@
+package edm
+
+import (
+	"math"
+	"strconv"
+	"testing"
+)
+
+func TestFormatDouble(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{5, "5.0"},
+		{0, "0.0"},
+		{math.Copysign(0, -1), "-0.0"},
+		{-42, "-42.0"},
+		{200.23, "200.23"},
+		{0.1, "0.1"},
+		{1e20, "100000000000000000000.0"},
+		{1e21, "1e+21"},
+		{1e-7, "0.0000001"},
+		{1e-8, "1e-08"},
+		{1e308, "1e+308"},
+		{math.MaxFloat64, "1.7976931348623157e+308"},
+		{4.9e-324, "5e-324"},
+		{math.NaN(), "NaN"},
+		{math.Inf(1), "Infinity"},
+		{math.Inf(-1), "-Infinity"},
+	}
+	for _, tt := range tests {
+		got := FormatDouble(tt.in)
+		if got != tt.want {
+			t.Errorf("FormatDouble(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+		// Every finite output parses back to the same bits.
+		if !IsSpecialDouble(tt.in) {
+			back, err := strconv.ParseFloat(got, 64)
+			if err != nil || math.Float64bits(back) != math.Float64bits(tt.in) {
+				t.Errorf("ParseFloat(%q) = %v, %v; want %v", got, back, err, tt.in)
+			}
+		}
+		if b := AppendDouble([]byte("x"), tt.in); string(b) != "x"+tt.want {
+			t.Errorf("AppendDouble kept prefix wrongly: %q", b)
+		}
+	}
+}
+
+func TestParseDouble(t *testing.T) {
+	good := []struct {
+		in   string
+		want float64
+	}{
+		{"42", 42}, {"0.25", 0.25}, {"-1.5e3", -1500}, {"1e+21", 1e21}, {"5e-324", 4.9e-324},
+		{"1.797693134862315e308", 1.797693134862315e308}, {"1e-400", 0}, {"+5", 5},
+		{"Infinity", math.Inf(1)}, {"-Infinity", math.Inf(-1)}, {"INF", math.Inf(1)},
+	}
+	for _, tt := range good {
+		got, err := ParseDouble(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseDouble(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	if f, err := ParseDouble("NaN"); err != nil || !math.IsNaN(f) {
+		t.Errorf("ParseDouble(NaN) = %v, %v", f, err)
+	}
+	bad := []string{"", "13e7705", "1.797693134862316e308", "-1e309", "0x10", "0x1p-2", "1_000",
+		"inf", "nan", "Infinityx", "abc", "1e", " 1", "1 "}
+	for _, s := range bad {
+		if f, err := ParseDouble(s); err == nil {
+			t.Errorf("ParseDouble(%q) = %v, want an error", s, f)
+		}
+	}
+}
+
+func TestParseGuid(t *testing.T) {
+	good := map[string]string{
+		"c9da6455-213d-42c9-9a79-3e9149a57833": "c9da6455-213d-42c9-9a79-3e9149a57833",
+		"C9DA6455-213D-42C9-9A79-3E9149A57833": "c9da6455-213d-42c9-9a79-3e9149a57833",
+		"00000000-0000-0000-0000-000000000000": "00000000-0000-0000-0000-000000000000",
+		"FfFfFfFf-fFfF-FFFF-ffff-FFFFFFFFFFFF": "ffffffff-ffff-ffff-ffff-ffffffffffff",
+	}
+	for in, want := range good {
+		got, err := ParseGuid(in)
+		if err != nil || got != want {
+			t.Errorf("ParseGuid(%q) = %q, %v; want %q", in, got, err, want)
+		}
+		v, err := NewGuid(in)
+		if err != nil || v.T != Guid || v.S != want {
+			t.Errorf("NewGuid(%q) = %+v, %v", in, v, err)
+		}
+	}
+	bad := []string{
+		"", "c9da6455213d42c99a793e9149a57833", "{c9da6455-213d-42c9-9a79-3e9149a57833}",
+		"c9da6455-213d-42c9-9a79-3e9149a5783", "c9da6455-213d-42c9-9a79-3e9149a578333",
+		"g9da6455-213d-42c9-9a79-3e9149a57833", "c9da6455_213d-42c9-9a79-3e9149a57833",
+		"c9da6455-213d-42c9-9a793-e9149a57833", "c9da6455-213d-42c9-9a79-3e9149a5783é",
+	}
+	for _, s := range bad {
+		if g, err := ParseGuid(s); err == nil {
+			t.Errorf("ParseGuid(%q) = %q, want an error", s, g)
+		}
+		if _, err := NewGuid(s); err == nil {
+			t.Errorf("NewGuid(%q) succeeded", s)
+		}
+	}
+}

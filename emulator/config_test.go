@@ -1,0 +1,93 @@
+package emulator
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestLoadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     string
+		wantErr string // substring; "" means success
+		check   func(t *testing.T, c Config)
+	}{
+		{name: "defaults", check: func(t *testing.T, c Config) {
+			if c.Addr() != "127.0.0.1:10002" || c.InMemory || len(c.Accounts) != 1 || c.Accounts[0].Name != DevAccount || c.Accounts[0].Keys[0] != DevKey {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{name: "azurite flags", args: []string{"--tableHost", "0.0.0.0", "--tablePort=10012", "--location", "/tmp/x", "--loose", "--skipApiVersionCheck", "--disableProductStyleUrl", "--silent", "--debug", "/tmp/d.log", "--disableTelemetry"},
+			check: func(t *testing.T, c Config) {
+				if c.Addr() != "0.0.0.0:10012" || c.Location != "/tmp/x" || !c.Loose || !c.SkipAPIVersionCheck || !c.DisableProductStyleURL || !c.Silent || c.Debug != "/tmp/d.log" {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "short flags", args: []string{"-l", "dir", "-L", "-s", "-d", "f"}, check: func(t *testing.T, c Config) {
+			if c.Location != "dir" || !c.Loose || !c.Silent || c.Debug != "f" {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{name: "in memory", args: []string{"--inMemoryPersistence"}, check: func(t *testing.T, c Config) {
+			if !c.InMemory {
+				t.Fatal("not in memory")
+			}
+		}},
+		{name: "unknown flag", args: []string{"--tablePrt", "1"}, wantErr: "tablePrt"},
+		{name: "port not a number", args: []string{"--tablePort", "http"}, wantErr: "tablePort"},
+		{name: "port out of range", args: []string{"--tablePort", "70000"}, wantErr: "not a port"},
+		{name: "host not an IP", args: []string{"--tableHost", "example.com"}, wantErr: "not an IP"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected argument"},
+		{name: "cert without key", args: []string{"--cert", "c.pem"}, wantErr: "--cert and --key"},
+		{name: "pfx", args: []string{"--cert", "c.pfx", "--pwd", "x"}, wantErr: "PFX"},
+		{name: "oauth without https", args: []string{"--oauth", "basic"}, wantErr: "HTTPS"},
+		{name: "oauth level", args: []string{"--oauth", "full", "--cert", "c", "--key", "k"}, wantErr: "basic"},
+		{name: "accounts", env: "acct1:" + DevKey + ":a2V5Mg==;acct2:a2V5Mw==;", check: func(t *testing.T, c Config) {
+			if len(c.Accounts) != 2 || c.Accounts[0].Name != "acct1" || len(c.Accounts[0].RawKeys) != 2 || string(c.Accounts[0].RawKeys[1]) != "key2" || string(c.Accounts[1].RawKeys[0]) != "key3" {
+				t.Fatalf("%+v", c.Accounts)
+			}
+		}},
+		{name: "accounts replace the default", env: "other1:a2V5Mg==", check: func(t *testing.T, c Config) {
+			if len(c.Accounts) != 1 || c.Accounts[0].Name != "other1" {
+				t.Fatalf("%+v", c.Accounts)
+			}
+		}},
+		{name: "lenient key", env: "acct1:0123456789abcdef", check: func(t *testing.T, c Config) {
+			if len(c.Accounts[0].RawKeys[0]) != 12 || len(c.Warnings) != 0 {
+				t.Fatalf("%+v %v", c.Accounts, c.Warnings)
+			}
+		}},
+		{name: "key needing lenient decoding", env: "acct1:key", check: func(t *testing.T, c Config) {
+			if len(c.Accounts[0].RawKeys[0]) != 2 || len(c.Warnings) != 1 {
+				t.Fatalf("%+v %v", c.Accounts, c.Warnings)
+			}
+		}},
+		{name: "account without key", env: "acct1", wantErr: "AZURITE_ACCOUNTS"},
+		{name: "three keys", env: "acct1:a:b:c", wantErr: "name:key1"},
+		{name: "empty key", env: "acct1:", wantErr: "empty key"},
+		{name: "bad key characters", env: "acct1:!!!!", wantErr: "not base64"},
+		{name: "duplicate account", env: "acct1:a2V5;acct1:a2V5", wantErr: "twice"},
+		{name: "only separators", env: ";;", wantErr: "no accounts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(tc.args, func(k string) string {
+				if k == "AZURITE_ACCOUNTS" {
+					return tc.env
+				}
+				return ""
+			}, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}

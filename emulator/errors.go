@@ -1,0 +1,108 @@
+package emulator
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/store"
+)
+
+// writeError is the one place an error becomes a response. Every error
+// carries its code twice, in x-ms-error-code and in the body (PROTOCOL.md
+// 0.1, 8): an OData JSON error for the JSON operations, OData XML for the
+// XML endpoints and for 415.
+func (c *call) writeError(err error) {
+	e := apierr.From(err)
+	c.errCode = e.Code
+	if e.Code == apierr.InternalError {
+		c.s.logf("request %s: internal error: %v", c.reqID, err)
+	}
+	h := c.w.Header()
+	h.Set("x-ms-error-code", string(e.Code))
+	if e.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", auth.BearerChallenge)
+	}
+	// 415 is sent when the client asked for XML/Atom, so it gets XML.
+	body := errorMessage(e.Message, c.reqID, c.s.now())
+	if c.xml || e.Code == apierr.AtomFormatNotSupported {
+		b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
+		b = appendXMLText(b, string(e.Code))
+		b = append(b, `</m:code><m:message xml:lang="en-US">`...)
+		b = appendXMLText(b, body)
+		b = append(b, `</m:message></m:error>`...)
+		h.Set("Content-Type", "application/xml")
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+		c.w.WriteHeader(e.Status)
+		c.w.Write(b)
+		return
+	}
+	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))
+}
+
+// errorMessage is the message value the service sends: the message, then
+// the request id and time on their own lines (PROTOCOL.md 8.1).
+func errorMessage(msg, reqID string, now time.Time) string {
+	return msg + "\nRequestId:" + reqID + "\nTime:" + edm.FormatTimestamp(edm.TicksFromTime(now))
+}
+
+// appendJSONError writes {"odata.error":{"code":…,"message":{"lang":"en-US","value":…}}}.
+func appendJSONError(b []byte, code apierr.Code, message string) []byte {
+	b = append(b, `{"odata.error":{"code":`...)
+	b = wire.AppendString(b, string(code))
+	b = append(b, `,"message":{"lang":"en-US","value":`...)
+	b = wire.AppendString(b, message)
+	return append(b, `}}}`...)
+}
+
+func appendXMLText(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '<':
+			b = append(b, "&lt;"...)
+		case '>':
+			b = append(b, "&gt;"...)
+		case '&':
+			b = append(b, "&amp;"...)
+		case '"':
+			b = append(b, "&quot;"...)
+		case '\'':
+			b = append(b, "&apos;"...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// Mapping of store errors. The table of codes is apierr; these are the
+// store outcomes whose code depends only on what happened. Callers whose
+// outcome differs by operation (a missing table is ResourceNotFound for
+// Delete Table but TableNotFound for entity operations, PROTOCOL.md 0.1)
+// translate before calling.
+func storeErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrTableNotFound):
+		return apierr.New(apierr.TableNotFound)
+	case errors.Is(err, store.ErrTableExists):
+		return apierr.New(apierr.TableAlreadyExists)
+	case errors.Is(err, store.ErrEntityNotFound):
+		return apierr.New(apierr.ResourceNotFound)
+	case errors.Is(err, store.ErrEntityExists):
+		return apierr.New(apierr.EntityAlreadyExists)
+	case errors.Is(err, store.ErrConditionFailed):
+		return apierr.New(apierr.UpdateConditionNotSatisfied)
+	}
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return apierr.New(apierr.InternalError).WithDetail("%v", err)
+}

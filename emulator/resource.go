@@ -1,0 +1,232 @@
+package emulator
+
+import (
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/tableemu/tableemu/apierr"
+)
+
+// resKind is the kind of resource a request path names (PROTOCOL.md 1.2).
+type resKind int
+
+const (
+	kService  resKind = iota + 1 // "/" : service properties and stats
+	kTables                      // "/Tables", "/Tables()"
+	kTable                       // "/Tables('name')"
+	kEntities                    // "/name", "/name()"
+	kEntity                      // "/name(PartitionKey='p',RowKey='r')"
+	kBatch                       // "/$batch"
+)
+
+// resource is the parsed request target.
+type resource struct {
+	account   string // primary account name
+	secondary bool   // addressed as "<account>-secondary"
+	hostStyle bool   // account taken from the Host header
+	kind      resKind
+	table     string
+	pk, rk    string
+	// rawPath is the path exactly as the client sent it, still
+	// percent-encoded: signatures are computed over it (PROTOCOL.md 9.5).
+	rawPath string
+	// keyErr is set when the key literal of an entity path is present but
+	// unusable; reported after authentication, like other input errors.
+	keyErr *apierr.Error
+}
+
+const secondarySuffix = "-secondary"
+
+// parseResource finds the account and the resource a request addresses.
+// Path-style is /<account>/<resource>. Host-style takes the account from
+// the first label of the Host ("devstoreaccount1.table.localhost:10002"),
+// but only when that label names a configured account: Azurite treats any
+// dotted host name as host-style, which breaks path-style URLs through
+// names like "emulator.local"; requiring a known account keeps both working.
+func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error) {
+	var res resource
+	raw := requestURI
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		raw = raw[:i]
+	}
+	if strings.HasPrefix(raw, "http://") || strings.HasPrefix(raw, "https://") {
+		// Absolute-form request target (a proxy-style request line).
+		if u, err := url.Parse(raw); err == nil {
+			raw = u.EscapedPath()
+		}
+	}
+	res.rawPath = raw
+	rest := raw
+	if acct, ok := s.hostAccount(host); ok {
+		res.account, res.hostStyle = acct, true
+	} else {
+		seg := strings.TrimPrefix(rest, "/")
+		i := strings.IndexByte(seg, '/')
+		if i < 0 {
+			i = len(seg)
+		}
+		name, err := url.PathUnescape(seg[:i])
+		if err != nil || name == "" {
+			return res, apierr.New(apierr.InvalidUri)
+		}
+		res.account = name
+		rest = seg[i:]
+	}
+	if strings.HasSuffix(res.account, secondarySuffix) {
+		res.account = strings.TrimSuffix(res.account, secondarySuffix)
+		res.secondary = true
+	}
+	path, err := url.PathUnescape(rest)
+	if err != nil {
+		return res, apierr.New(apierr.InvalidUri)
+	}
+	path = strings.TrimPrefix(path, "/")
+	switch {
+	case path == "":
+		res.kind = kService
+	case path == "Tables" || path == "Tables()":
+		res.kind = kTables
+	case path == "$batch":
+		res.kind = kBatch
+	case strings.HasPrefix(path, "Tables('") && strings.HasSuffix(path, "')"):
+		res.kind = kTable
+		res.table = strings.ReplaceAll(path[len("Tables('"):len(path)-2], "''", "'")
+	default:
+		open := strings.IndexByte(path, '(')
+		if open < 0 {
+			if strings.ContainsAny(path, "/)") {
+				return res, apierr.New(apierr.InvalidUri)
+			}
+			res.kind, res.table = kEntities, path
+			break
+		}
+		res.table = path[:open]
+		args := path[open:]
+		if args == "()" {
+			res.kind = kEntities
+			break
+		}
+		if !strings.HasSuffix(args, ")") || strings.Contains(res.table, "/") {
+			return res, apierr.New(apierr.InvalidUri)
+		}
+		res.kind = kEntity
+		pk, rk, ok := parseKeyArgs(args[1 : len(args)-1])
+		if !ok {
+			return res, apierr.Newf(apierr.InvalidInput, "Bad Request - Error in query syntax.")
+		}
+		res.pk, res.rk = pk, rk
+		res.keyErr = urlKeyError(pk, rk)
+	}
+	return res, nil
+}
+
+// hostAccount returns the account named by a host-style Host header.
+func (s *Server) hostAccount(host string) (string, bool) {
+	if s.cfg.DisableProductStyleURL {
+		return "", false
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	dot := strings.IndexByte(host, '.')
+	if dot <= 0 || net.ParseIP(strings.Trim(host, "[]")) != nil {
+		return "", false
+	}
+	label := strings.ToLower(host[:dot])
+	if _, ok := s.accounts[strings.TrimSuffix(label, secondarySuffix)]; !ok {
+		return "", false
+	}
+	return label, true
+}
+
+// parseKeyArgs reads "PartitionKey='p',RowKey='r'" (either order, optional
+// spaces), undoing the doubled quotes clients write inside the literals
+// (PROTOCOL.md 1.3). The Go SDK does not double quotes inside $batch parts
+// (PROTOCOL.md 13), so when the strict reading fails the literals are taken
+// greedily between the fixed delimiters instead.
+func parseKeyArgs(s string) (pk, rk string, ok bool) {
+	if pk, rk, ok = parseKeyArgsStrict(s); ok {
+		return pk, rk, true
+	}
+	const pre, mid = "PartitionKey='", "',RowKey='"
+	if !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, "'") {
+		return "", "", false
+	}
+	body := s[len(pre) : len(s)-1]
+	i := strings.LastIndex(body, mid)
+	if i < 0 {
+		return "", "", false
+	}
+	return strings.ReplaceAll(body[:i], "''", "'"), strings.ReplaceAll(body[i+len(mid):], "''", "'"), true
+}
+
+func parseKeyArgsStrict(s string) (pk, rk string, ok bool) {
+	var havePK, haveRK bool
+	for {
+		s = strings.TrimLeft(s, " ")
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 {
+			return "", "", false
+		}
+		name := strings.TrimSpace(s[:eq])
+		s = strings.TrimLeft(s[eq+1:], " ")
+		if !strings.HasPrefix(s, "'") {
+			return "", "", false
+		}
+		var val strings.Builder
+		i := 1
+		for {
+			if i >= len(s) {
+				return "", "", false
+			}
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					val.WriteByte('\'')
+					i += 2
+					continue
+				}
+				break
+			}
+			val.WriteByte(s[i])
+			i++
+		}
+		switch {
+		case name == "PartitionKey" && !havePK:
+			pk, havePK = val.String(), true
+		case name == "RowKey" && !haveRK:
+			rk, haveRK = val.String(), true
+		default:
+			return "", "", false
+		}
+		s = strings.TrimLeft(s[i+1:], " ")
+		if s == "" {
+			return pk, rk, havePK && haveRK
+		}
+		if s[0] != ',' {
+			return "", "", false
+		}
+		s = s[1:]
+	}
+}
+
+// urlKeyError classifies a key addressed in the URL that the service
+// refuses (PROTOCOL.md 1.5): '/' and '\' break its URL parsing (InvalidInput,
+// "Bad Request - Error in query syntax."); other forbidden characters are
+// OutOfRangeInput. Control characters the service's HTTP layer rejects
+// outright get the same OutOfRangeInput here, so the caller sees a code.
+func urlKeyError(keys ...string) *apierr.Error {
+	for _, k := range keys {
+		if strings.ContainsAny(k, `/\`) {
+			return apierr.Newf(apierr.InvalidInput, "Bad Request - Error in query syntax.")
+		}
+	}
+	for _, k := range keys {
+		for _, r := range k {
+			if r == '#' || r == '?' || r < 0x20 || (r >= 0x7F && r <= 0x9F) {
+				return apierr.New(apierr.OutOfRangeInput)
+			}
+		}
+	}
+	return nil
+}

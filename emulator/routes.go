@@ -1,0 +1,106 @@
+package emulator
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/auth"
+)
+
+// handler is an operation: it reads c and either writes a success response
+// or returns an error for the one error writer.
+type handler func(c *call) error
+
+// routes is the one route table: method, resource kind, the matcher that
+// distinguishes look-alike operations, the operation (which is also what
+// authorization checks, PROTOCOL.md 9.6/9.7) and its handler — one per line.
+func (s *Server) routes() *mux.Router {
+	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
+	type route struct {
+		methods []string
+		kind    resKind
+		match   mux.MatcherFunc // nil: none
+		query   []string        // pairs of query key/value the route needs
+		op      auth.Op
+		h       handler
+		xml     bool
+	}
+	table := []route{
+		{[]string{"GET"}, kTables, nil, nil, auth.QueryTables, s.queryTables, false},
+		{[]string{"POST"}, kTables, nil, nil, auth.CreateTable, s.createTable, false},
+		{[]string{"GET"}, kTable, nil, nil, auth.GetTable, s.getTable, false},
+		{[]string{"DELETE"}, kTable, nil, nil, auth.DeleteTable, s.deleteTable, false},
+		{[]string{"GET"}, kEntities, nil, []string{"comp", "acl"}, auth.GetTableACL, s.notYet("Get Table ACL"), true},
+		{[]string{"PUT"}, kEntities, nil, []string{"comp", "acl"}, auth.SetTableACL, s.notYet("Set Table ACL"), true},
+		{[]string{"GET"}, kEntities, nil, nil, auth.QueryEntities, s.queryEntities, false},
+		{[]string{"POST"}, kEntities, nil, nil, auth.InsertEntity, s.insertEntity, false},
+		{[]string{"GET"}, kEntity, nil, nil, auth.GetEntity, s.getEntity, false},
+		{[]string{"PUT"}, kEntity, ifMatchPresent, nil, auth.UpdateEntity, s.writeEntity(opReplace), false},
+		{[]string{"PUT"}, kEntity, noIfMatch, nil, auth.InsertOrReplaceEntity, s.writeEntity(opInsertOrReplace), false},
+		{[]string{"MERGE", "PATCH"}, kEntity, ifMatchPresent, nil, auth.MergeEntity, s.writeEntity(opMerge), false},
+		{[]string{"MERGE", "PATCH"}, kEntity, noIfMatch, nil, auth.InsertOrMergeEntity, s.writeEntity(opInsertOrMerge), false},
+		{[]string{"DELETE"}, kEntity, nil, nil, auth.DeleteEntity, s.deleteEntity, false},
+		{[]string{"POST"}, kBatch, nil, nil, auth.Batch, s.notYet("Entity group transactions ($batch)"), false},
+		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.notYet("Get Table Service Properties"), true},
+		{[]string{"PUT"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.notYet("Set Table Service Properties"), true},
+		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.notYet("Get Table Service Stats"), true},
+	}
+	for _, rt := range table {
+		m := r.Methods(rt.methods...).MatcherFunc(kind(rt.kind))
+		if rt.match != nil {
+			m = m.MatcherFunc(rt.match)
+		}
+		if rt.query != nil {
+			m = m.Queries(rt.query...)
+		}
+		m.Handler(s.operation(rt.op, rt.h, rt.xml))
+	}
+	// CORS preflight needs no credentials; with no CORS rules configured
+	// every preflight is refused, as by the service (PROTOCOL.md 3.7).
+	r.Methods("OPTIONS").Handler(s.operation(auth.Preflight, s.preflight, false))
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		callOf(req).writeError(apierr.New(apierr.UnsupportedHttpVerb))
+	})
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		callOf(req).writeError(apierr.New(apierr.InvalidUri))
+	})
+	return r
+}
+
+// operation wraps a handler with what every operation shares:
+// authorization for this operation, then content negotiation.
+func (s *Server) operation(op auth.Op, h handler, xml bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := callOf(r)
+		c.op, c.xml = op, xml
+		if err := s.authorize(c); err != nil {
+			c.writeError(err)
+			return
+		}
+		if !xml && op != auth.Preflight {
+			lvl, err := negotiate(r)
+			if err != nil {
+				c.writeError(err)
+				return
+			}
+			c.level = lvl
+		}
+		if err := h(c); err != nil {
+			c.writeError(err)
+		}
+	})
+}
+
+// notYet answers operations tableemu does not serve yet with 501, so that
+// a client sees a clear refusal rather than a wrong answer.
+func (s *Server) notYet(name string) handler {
+	return func(c *call) error {
+		return apierr.Newf(apierr.NotImplemented, "tableemu does not implement %s yet.", name)
+	}
+}
+
+func (s *Server) preflight(c *call) error {
+	return apierr.New(apierr.CorsPreflightFailure)
+}

@@ -1,0 +1,305 @@
+// Package emulator serves the Azure Table service REST API: the route
+// table, middleware, one file per group of operations, and the one error
+// writer. Storage is package store, credentials package auth, the $filter
+// language package odata, the entity JSON codec package wire.
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/store"
+)
+
+// Server is the Table service as an http.Handler. Create it with New and
+// release it with Close.
+type Server struct {
+	cfg      Config
+	store    *store.Store
+	accounts map[string]*auth.Account
+	router   *mux.Router
+	now      func() time.Time
+
+	logMu  sync.Mutex
+	access io.Writer // access log; io.Discard when --silent
+	debug  io.Writer // --debug file, or nil
+	closer io.Closer // the debug file
+}
+
+// New opens the store the configuration names and builds the server.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Accounts) == 0 {
+		cfg.Accounts = DefaultAccounts()
+	}
+	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}}
+	for _, a := range cfg.Accounts {
+		s.accounts[a.Name] = &auth.Account{Name: a.Name, Keys: a.RawKeys}
+	}
+	if cfg.Silent {
+		s.access = io.Discard
+	}
+	if cfg.Debug != "" {
+		f, err := os.OpenFile(cfg.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("--debug: %w", err)
+		}
+		s.debug, s.closer = f, f
+	}
+	dir := cfg.Location
+	if dir == "" {
+		dir = "."
+	}
+	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory})
+	if err != nil {
+		if s.closer != nil {
+			s.closer.Close()
+		}
+		return nil, err
+	}
+	s.store = st
+	s.router = s.routes()
+	return s, nil
+}
+
+// Close closes the database. Call it after the HTTP server has stopped.
+func (s *Server) Close() error {
+	err := s.store.Close()
+	if s.closer != nil {
+		s.closer.Close()
+	}
+	return err
+}
+
+// DatabasePath is the SQLite file in use, or ":memory:".
+func (s *Server) DatabasePath() string { return s.store.Path() }
+
+// call carries one request through middleware, authorization and its
+// handler.
+type call struct {
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	reqID string
+	res   resource
+	acct  *auth.Account
+	verb  string // the method as sent, before X-HTTP-Method; it is signed
+	op    auth.Op
+	grant *auth.Grant
+	level wire.Level
+	xml   bool // the operation answers in XML (errors too)
+
+	status  int
+	errCode apierr.Code
+}
+
+type callKey struct{}
+
+func callOf(r *http.Request) *call { return r.Context().Value(callKey{}).(*call) }
+
+// ServeHTTP runs the middleware (outermost first: recover, common headers,
+// access log, body limit, resource and method resolution) and then the
+// route table.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.now()
+	c := &call{s: s, r: r, reqID: uuid.NewString(), verb: r.Method}
+	sw := &statusWriter{ResponseWriter: w}
+	c.w = sw
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.logf("panic serving %s %s: %v\n%s", r.Method, r.RequestURI, p, debug.Stack())
+			if !sw.wrote {
+				c.writeError(apierr.New(apierr.InternalError))
+			}
+		}
+		s.accessLog(c, sw, start)
+	}()
+
+	h := w.Header()
+	h.Set("x-ms-request-id", c.reqID)
+	h.Set("Date", start.UTC().Format(http.TimeFormat))
+	h.Set("Server", "tableemu")
+	if v := r.Header.Get("x-ms-version"); v != "" {
+		h.Set("x-ms-version", v)
+	} else {
+		h.Set("x-ms-version", defaultVersion)
+	}
+	if id := r.Header.Get("x-ms-client-request-id"); id != "" {
+		h.Set("x-ms-client-request-id", id)
+	}
+	if err := s.checkRequest(c); err != nil {
+		c.writeError(err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
+	c.r = r
+	s.router.ServeHTTP(sw, r)
+}
+
+// defaultVersion is echoed when a request carries no x-ms-version.
+const defaultVersion = "2019-02-02"
+
+// maxBody is the largest request body accepted: a 4 MiB $batch plus its
+// multipart framing (PROTOCOL.md 0.1, 10). Larger bodies are refused from
+// Content-Length before any is read.
+const maxBody = 4<<20 + 64<<10
+
+// checkRequest validates what every request shares: the version header,
+// the client request id, the body size, the method override and the path.
+func (s *Server) checkRequest(c *call) error {
+	r := c.r
+	if err := s.checkVersion(r.Header.Get("x-ms-version")); err != nil {
+		return err
+	}
+	if len(r.Header.Get("x-ms-client-request-id")) > 1024 {
+		return apierr.New(apierr.InvalidHeaderValue).WithDetail("x-ms-client-request-id is longer than 1 KiB")
+	}
+	if r.ContentLength > maxBody {
+		return apierr.New(apierr.RequestBodyTooLarge)
+	}
+	r.Body = http.MaxBytesReader(c.w, r.Body, maxBody)
+	if err := resolveMethod(r); err != nil {
+		return err
+	}
+	res, err := s.parseResource(r.Host, r.RequestURI)
+	if err != nil {
+		return err
+	}
+	c.res = res
+	return nil
+}
+
+// checkVersion accepts every x-ms-version real SDKs send: any well-formed
+// date from 2013-08-15 on (the legacy SDKs send 2018-03-28, current ones
+// 2019-02-02), and no header at all (PROTOCOL.md 0.1).
+func (s *Server) checkVersion(v string) error {
+	if v == "" || s.cfg.SkipAPIVersionCheck {
+		return nil
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return apierr.New(apierr.InvalidHeaderValue).WithDetail("x-ms-version %q is not a version date", v)
+	}
+	if t.Before(time.Date(2013, 8, 15, 0, 0, 0, 0, time.UTC)) {
+		return apierr.Newf(apierr.InvalidHeaderValue,
+			"The value for one of the HTTP headers is not in the correct format. x-ms-version %s is older than the oldest version tableemu serves (2013-08-15); --skipApiVersionCheck accepts it.", v)
+	}
+	return nil
+}
+
+// resolveMethod applies X-HTTP-Method, which clients use to send MERGE (and
+// sometimes DELETE) through proxies that only pass POST (PROTOCOL.md 2.1).
+func resolveMethod(r *http.Request) error {
+	vals := r.Header.Values("X-HTTP-Method")
+	if len(vals) == 0 {
+		return nil
+	}
+	if len(vals) > 1 {
+		return apierr.New(apierr.XMethodIncorrectCount)
+	}
+	if r.Method != http.MethodPost {
+		return apierr.New(apierr.XMethodNotUsingPost)
+	}
+	switch m := strings.ToUpper(strings.TrimSpace(vals[0])); m {
+	case "MERGE", "PATCH", "DELETE", "PUT", "GET":
+		r.Method = m
+		return nil
+	}
+	return apierr.New(apierr.XMethodIncorrectValue)
+}
+
+// statusWriter records the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
+	op := "-"
+	if c.op != 0 {
+		op = c.op.String()
+	}
+	line := fmt.Sprintf("%s %s %s %d %s %s %s\n",
+		start.UTC().Format("2006-01-02T15:04:05.000Z"), c.r.Method, c.r.RequestURI,
+		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond))
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	io.WriteString(s.access, line)
+	if s.debug != nil {
+		fmt.Fprintf(s.debug, "%s request-id=%s headers=%v", line[:len(line)-1], c.reqID, redactHeaders(c.r.Header))
+		io.WriteString(s.debug, "\n")
+	}
+}
+
+func (s *Server) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	log.Printf(format, args...)
+	if s.debug != nil {
+		fmt.Fprintf(s.debug, format+"\n", args...)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func redactHeaders(h http.Header) http.Header {
+	c := h.Clone()
+	if c.Get("Authorization") != "" {
+		c.Set("Authorization", "[redacted]")
+	}
+	return c
+}
+
+// ifMatchPresent reports whether the request has If-Match; PUT and MERGE
+// without it are upserts, so it picks the operation (PROTOCOL.md 3.11).
+func ifMatchPresent(r *http.Request, _ *mux.RouteMatch) bool {
+	_, ok := r.Header["If-Match"]
+	return ok
+}
+
+func noIfMatch(r *http.Request, m *mux.RouteMatch) bool { return !ifMatchPresent(r, m) }
+
+func kind(k resKind) mux.MatcherFunc {
+	return func(r *http.Request, _ *mux.RouteMatch) bool { return callOf(r).res.kind == k }
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,265 @@
+package emulator
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/store"
+)
+
+// baseURL is the service root the response's odata links are built on:
+// scheme://host plus, in path style, the account as addressed
+// (PROTOCOL.md 4.1).
+func (c *call) baseURL() string {
+	scheme := "http"
+	if c.r.TLS != nil {
+		scheme = "https"
+	}
+	b := scheme + "://" + c.r.Host
+	if !c.res.hostStyle {
+		acct := c.res.account
+		if c.res.secondary {
+			acct += secondarySuffix
+		}
+		b += "/" + acct
+	}
+	return b
+}
+
+// validateTableName applies the service's naming rules and its exact codes
+// (PROTOCOL.md 1.4): wrong length is OutOfRangeInput, other bad names
+// InvalidResourceName ("specifed" is the service's spelling), and the
+// reserved name "tables" InvalidInput.
+func validateTableName(name string) error {
+	if len(name) < 3 || len(name) > 63 {
+		return apierr.Newf(apierr.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
+	}
+	for i := 0; i < len(name); i++ {
+		ch := name[i]
+		letter := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z'
+		if !letter && (i == 0 || ch < '0' || ch > '9') {
+			return apierr.New(apierr.InvalidResourceName)
+		}
+	}
+	if strings.EqualFold(name, "tables") {
+		return apierr.New(apierr.InvalidInput)
+	}
+	return nil
+}
+
+// createTable: POST /Tables {"TableName":"name"} (PROTOCOL.md 3.2).
+func (s *Server) createTable(c *call) error {
+	pref := prefer(c.r)
+	if pref != "" {
+		// Echoed on errors too, as the service does (PROTOCOL.md 3.2).
+		c.w.Header().Set("Preference-Applied", pref)
+	}
+	body, err := readBody(c.r)
+	if err != nil {
+		return err
+	}
+	d, err := wire.DecodeEntity(body)
+	if err != nil {
+		return err
+	}
+	var name string
+	for _, p := range d.Entity.Properties {
+		if p.Name == "TableName" && p.Value.T == edm.String {
+			name = p.Value.S
+		}
+	}
+	if name == "" {
+		return apierr.New(apierr.PropertiesNeedValue).WithDetail("the body has no TableName string")
+	}
+	if err := validateTableName(name); err != nil {
+		return err
+	}
+	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+		_, err := tx.CreateTable(c.res.account, name)
+		return err
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	link := c.baseURL() + "/Tables('" + name + "')"
+	c.w.Header().Set("Location", link)
+	if pref == "return-no-content" {
+		c.w.Header().Set("DataServiceId", link)
+		c.writeNoContent(http.StatusNoContent)
+		return nil
+	}
+	b := c.appendTable(nil, name, true)
+	c.writeJSON(http.StatusCreated, b)
+	return nil
+}
+
+// appendTable writes one table object; document adds the odata.metadata of
+// a single-table response.
+func (c *call) appendTable(b []byte, name string, document bool) []byte {
+	base := c.baseURL()
+	b = append(b, '{')
+	if c.level != wire.NoMetadata && document {
+		b = append(b, `"odata.metadata":`...)
+		b = wire.AppendString(b, base+"/$metadata#Tables/@Element")
+		b = append(b, ',')
+	}
+	if c.level == wire.FullMetadata {
+		b = append(b, `"odata.type":`...)
+		b = wire.AppendString(b, c.res.account+".Tables")
+		b = append(b, `,"odata.id":`...)
+		b = wire.AppendString(b, base+"/Tables('"+name+"')")
+		b = append(b, `,"odata.editLink":`...)
+		b = wire.AppendString(b, "Tables('"+name+"')")
+		b = append(b, ',')
+	}
+	b = append(b, `"TableName":`...)
+	b = wire.AppendString(b, name)
+	return append(b, '}')
+}
+
+// getTable: GET /Tables('name'), the legacy SDKs' existence check
+// (PROTOCOL.md 0.1).
+func (s *Server) getTable(c *call) error {
+	var t store.Table
+	err := s.store.View(c.r.Context(), func(tx *store.Tx) error {
+		var err error
+		t, err = tx.GetTable(c.res.account, c.res.table)
+		return err
+	})
+	if errors.Is(err, store.ErrTableNotFound) {
+		return apierr.New(apierr.ResourceNotFound)
+	}
+	if err != nil {
+		return storeErr(err)
+	}
+	c.writeJSON(http.StatusOK, c.appendTable(nil, t.Name, true))
+	return nil
+}
+
+// deleteTable: DELETE /Tables('name'). A missing (or invalid, or reserved)
+// name is 404 ResourceNotFound, not TableNotFound (PROTOCOL.md 1.4).
+func (s *Server) deleteTable(c *call) error {
+	err := s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+		return tx.DeleteTable(c.res.account, c.res.table)
+	})
+	if errors.Is(err, store.ErrTableNotFound) {
+		return apierr.New(apierr.ResourceNotFound)
+	}
+	if err != nil {
+		return storeErr(err)
+	}
+	c.writeNoContent(http.StatusNoContent)
+	return nil
+}
+
+// queryTables: GET /Tables with $filter on TableName, $top and the
+// NextTableName continuation (PROTOCOL.md 3.1).
+func (s *Server) queryTables(c *call) error {
+	q := c.r.URL.Query()
+	filter, top, _, err := parseQueryOptions(q)
+	if err != nil {
+		return err
+	}
+	tq := store.TableQuery{Filter: filter, Top: top}
+	if tok := q.Get("NextTableName"); tok != "" {
+		if tq.After, err = decodeToken(tok); err != nil {
+			return err
+		}
+	}
+	var page store.TablePage
+	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
+		page, err = tx.QueryTables(c.res.account, tq)
+		return err
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	b := []byte{'{'}
+	if c.level != wire.NoMetadata {
+		b = append(b, `"odata.metadata":`...)
+		b = wire.AppendString(b, c.baseURL()+"/$metadata#Tables")
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, t := range page.Tables {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = c.appendTable(b, t.Name, false)
+	}
+	b = append(b, "]}"...)
+	if page.Next != "" {
+		c.w.Header().Set("x-ms-continuation-NextTableName", encodeToken(page.Next))
+	}
+	c.writeJSON(http.StatusOK, b)
+	return nil
+}
+
+// parseQueryOptions reads $filter, $top (default and maximum 1000) and
+// $select, shared by Query Tables and Query Entities.
+func parseQueryOptions(q map[string][]string) (odata.Expr, int, []string, error) {
+	get := func(k string) string {
+		if v := q[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	var filter odata.Expr
+	if f := get("$filter"); strings.TrimSpace(f) != "" {
+		var err error
+		if filter, err = odata.ParseFilter(f); err != nil {
+			return nil, 0, nil, filterErr(err)
+		}
+	}
+	top, err := odata.ParseTop(get("$top"))
+	if err != nil {
+		return nil, 0, nil, filterErr(err)
+	}
+	if top == 0 {
+		top = odata.MaxTop
+	}
+	sel, err := odata.ParseSelect(get("$select"))
+	if err != nil {
+		return nil, 0, nil, filterErr(err)
+	}
+	return filter, top, sel, nil
+}
+
+func filterErr(err error) error {
+	var oe *odata.Error
+	if errors.As(err, &oe) {
+		return oe.APIError()
+	}
+	return err
+}
+
+// Continuation tokens look like the service's, "1!<length>!<base64>"
+// (PROTOCOL.md 6.6), with the URL-safe alphabet and no padding so they
+// survive any query-string handling. Clients treat them as opaque.
+func encodeToken(key string) string {
+	enc := base64.RawURLEncoding.EncodeToString([]byte(key))
+	return "1!" + itoa(len(enc)) + "!" + enc
+}
+
+func decodeToken(tok string) (string, error) {
+	bad := apierr.New(apierr.InvalidInput).WithDetail("continuation token %q was not issued by tableemu", tok)
+	rest, ok := strings.CutPrefix(tok, "1!")
+	if !ok {
+		return "", bad
+	}
+	n, enc, ok := strings.Cut(rest, "!")
+	if !ok || n != itoa(len(enc)) {
+		return "", bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return "", bad
+	}
+	return string(raw), nil
+}

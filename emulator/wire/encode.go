@@ -1,0 +1,352 @@
+package wire
+
+import (
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/tableemu/tableemu/edm"
+)
+
+// Level is an OData JSON metadata level (PROTOCOL.md 4.1).
+type Level int
+
+// MinimalMetadata is the zero Level on purpose: it is what a JSON request
+// without an Accept preference gets (PROTOCOL.md 0.1), so a zero Options
+// encodes correctly.
+const (
+	MinimalMetadata Level = iota
+	NoMetadata
+	FullMetadata
+)
+
+func (l Level) String() string {
+	switch l {
+	case NoMetadata:
+		return "nometadata"
+	case FullMetadata:
+		return "fullmetadata"
+	}
+	return "minimalmetadata"
+}
+
+// ContentType is the response Content-Type for the level, written without
+// spaces as the service sends it (PROTOCOL.md 2.2).
+func (l Level) ContentType() string {
+	return "application/json;odata=" + l.String() + ";streaming=true;charset=utf-8"
+}
+
+// Options says how to encode entities.
+type Options struct {
+	Level Level
+	// BaseURL is the service root, e.g.
+	// "http://127.0.0.1:10002/devstoreaccount1", without a trailing slash.
+	BaseURL string
+	// Account and Table make odata.type "<account>.<table>" (full metadata).
+	Account string
+	Table   string
+	// Select lists the properties of a $select projection; nil (or an
+	// empty list, or one holding "*") means all properties.
+	Select []string
+}
+
+var defaultOptions Options
+
+// AppendEntity appends one entity as it appears inside a query response's
+// "value" array (PROTOCOL.md 3.8, 4.1): the odata annotations of the level
+// (full: odata.type, odata.id, odata.etag, odata.editLink; minimal:
+// odata.etag; none: nothing), then PartitionKey, RowKey and Timestamp, then
+// the user properties, each "X@odata.type" right before X.
+func AppendEntity(b []byte, e *edm.Entity, o *Options) []byte {
+	b = append(b, '{')
+	return appendBody(b, e, opts(o), false)
+}
+
+// AppendEntityDocument appends a single-entity response (Get Entity, the
+// Insert echo): like AppendEntity, led by odata.metadata
+// "<base>/$metadata#<table>/@Element", plus "&$select=a,b" when projecting
+// (PROTOCOL.md 3.9). No metadata level has no odata.metadata.
+func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
+	o = opts(o)
+	b = append(b, '{')
+	if o.Level == NoMetadata {
+		return appendBody(b, e, o, false)
+	}
+	b = append(b, `"odata.metadata":"`...)
+	b = appendStringBody(b, o.BaseURL)
+	b = append(b, "/$metadata#"...)
+	b = appendStringBody(b, o.Table)
+	b = append(b, "/@Element"...)
+	if sel := selection(o.Select); sel != nil {
+		b = append(b, "&$select="...)
+		for i, name := range sel {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendStringBody(b, name)
+		}
+	}
+	b = append(b, '"')
+	return appendBody(b, e, o, true)
+}
+
+func opts(o *Options) *Options {
+	if o == nil {
+		return &defaultOptions
+	}
+	return o
+}
+
+// selection returns the projection list, or nil for "all properties".
+func selection(sel []string) []string {
+	if len(sel) == 0 {
+		return nil
+	}
+	for _, s := range sel {
+		if s == "*" {
+			return nil
+		}
+	}
+	return sel
+}
+
+// appendBody writes the members after '{' (and after odata.metadata when
+// more is set) and the closing brace.
+func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
+	w := objWriter{b: b, more: more}
+	switch o.Level {
+	case FullMetadata:
+		w.key("odata.type")
+		w.b = append(w.b, '"')
+		w.b = appendStringBody(w.b, o.Account)
+		w.b = append(w.b, '.')
+		w.b = appendStringBody(w.b, o.Table)
+		w.b = append(w.b, '"')
+		w.key("odata.id")
+		w.b = append(w.b, '"')
+		w.b = appendStringBody(w.b, o.BaseURL)
+		w.b = append(w.b, '/')
+		w.b = appendStringBody(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
+		w.b = append(w.b, '"')
+		w.key("odata.etag")
+		w.b = appendETagJSON(w.b, e.Timestamp)
+		w.key("odata.editLink")
+		w.b = AppendString(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
+	case MinimalMetadata:
+		w.key("odata.etag")
+		w.b = appendETagJSON(w.b, e.Timestamp)
+	}
+
+	sel := selection(o.Select)
+	if sel == nil {
+		w.system(e, o.Level, "PartitionKey")
+		w.system(e, o.Level, "RowKey")
+		w.system(e, o.Level, "Timestamp")
+		for i := range e.Properties {
+			w.property(e.Properties[i].Name, e.Properties[i].Value, o.Level)
+		}
+		w.b = append(w.b, '}')
+		return w.b
+	}
+
+	// A projection returns only the listed properties — the system ones
+	// only when listed, still first and in their usual order — and null
+	// for a listed property the entity lacks (PROTOCOL.md 6.4).
+	for _, name := range [...]string{"PartitionKey", "RowKey", "Timestamp"} {
+		if contains(sel, name) {
+			w.system(e, o.Level, name)
+		}
+	}
+	for i, name := range sel {
+		switch name {
+		case "PartitionKey", "RowKey", "Timestamp":
+			continue
+		}
+		if contains(sel[:i], name) {
+			continue // listed twice
+		}
+		if v, ok := lookup(e, name); ok {
+			w.property(name, v, o.Level)
+		} else {
+			w.key(name)
+			w.b = append(w.b, "null"...)
+		}
+	}
+	w.b = append(w.b, '}')
+	return w.b
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func lookup(e *edm.Entity, name string) (edm.Value, bool) {
+	for i := range e.Properties {
+		if e.Properties[i].Name == name {
+			return e.Properties[i].Value, true
+		}
+	}
+	return edm.Value{}, false
+}
+
+// objWriter writes object members, placing the commas.
+type objWriter struct {
+	b    []byte
+	more bool
+}
+
+func (w *objWriter) key(name string) {
+	if w.more {
+		w.b = append(w.b, ',')
+	}
+	w.more = true
+	w.b = AppendString(w.b, name)
+	w.b = append(w.b, ':')
+}
+
+// system writes PartitionKey, RowKey or Timestamp. Keys are never
+// annotated; Timestamp is, in full metadata only, and always has seven
+// fractional digits (PROTOCOL.md 4.3).
+func (w *objWriter) system(e *edm.Entity, l Level, name string) {
+	switch name {
+	case "PartitionKey":
+		w.key(name)
+		w.b = AppendString(w.b, e.PartitionKey)
+	case "RowKey":
+		w.key(name)
+		w.b = AppendString(w.b, e.RowKey)
+	case "Timestamp":
+		if l == FullMetadata {
+			w.key("Timestamp@odata.type")
+			w.b = append(w.b, `"Edm.DateTime"`...)
+		}
+		w.key(name)
+		w.b = append(w.b, '"')
+		w.b = edm.AppendTimestamp(w.b, e.Timestamp)
+		w.b = append(w.b, '"')
+	}
+}
+
+// property writes one user property. Int64, DateTime, Guid and Binary are
+// annotated in minimal and full metadata, Double only for NaN and ±Inf
+// (which travel as strings). Int32, String, Boolean and finite Doubles are
+// never annotated: JSON carries their type, and the Go SDK turns any such
+// annotation into a nil value (PROTOCOL.md 4.2, 13).
+func (w *objWriter) property(name string, v edm.Value, l Level) {
+	annotate := func(t edm.Type) {
+		if l != NoMetadata {
+			w.key(name + typeSuffix)
+			w.b = append(w.b, '"')
+			w.b = append(w.b, t.Name()...)
+			w.b = append(w.b, '"')
+		}
+	}
+	switch v.T {
+	case edm.String:
+		w.key(name)
+		w.b = AppendString(w.b, v.S)
+	case edm.Int32:
+		w.key(name)
+		w.b = strconv.AppendInt(w.b, v.N, 10)
+	case edm.Boolean:
+		w.key(name)
+		w.b = strconv.AppendBool(w.b, v.Bool())
+	case edm.Double:
+		if edm.IsSpecialDouble(v.F) {
+			annotate(edm.Double)
+			w.key(name)
+			w.b = append(w.b, '"')
+			w.b = edm.AppendDouble(w.b, v.F)
+			w.b = append(w.b, '"')
+			return
+		}
+		w.key(name)
+		w.b = edm.AppendDouble(w.b, v.F)
+	case edm.Int64:
+		annotate(edm.Int64)
+		w.key(name)
+		w.b = append(w.b, '"')
+		w.b = strconv.AppendInt(w.b, v.N, 10)
+		w.b = append(w.b, '"')
+	case edm.DateTime:
+		annotate(edm.DateTime)
+		w.key(name)
+		w.b = append(w.b, '"')
+		w.b = edm.AppendDateTime(w.b, v.N)
+		w.b = append(w.b, '"')
+	case edm.Guid:
+		annotate(edm.Guid)
+		w.key(name)
+		w.b = AppendString(w.b, v.S)
+	case edm.Binary:
+		annotate(edm.Binary)
+		w.key(name)
+		w.b = append(w.b, '"')
+		w.b = base64.StdEncoding.AppendEncode(w.b, v.B)
+		w.b = append(w.b, '"')
+	default:
+		w.key(name)
+		w.b = append(w.b, "null"...)
+	}
+}
+
+// AppendString appends s as a JSON string. Unlike encoding/json it does not
+// escape '<', '>', '&', U+2028 or U+2029: responses are JSON documents, not
+// script. Invalid UTF-8 is written as U+FFFD, so the output is always valid
+// JSON.
+func AppendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = appendStringBody(b, s)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendStringBody appends s JSON-escaped, without the quotes.
+func appendStringBody(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	return append(b, s[start:]...)
+}

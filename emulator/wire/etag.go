@@ -1,0 +1,124 @@
+package wire
+
+import (
+	"strings"
+
+	"github.com/tableemu/tableemu/edm"
+)
+
+// ETag renders the entity ETag for a Timestamp in ticks:
+// W/"datetime'2021-09-08T18%3A58%3A49.7704959Z'" — the Timestamp with seven
+// fractional digits and each ':' percent-encoded, as the service sends it in
+// the ETag header and in odata.etag (PROTOCOL.md 5).
+func ETag(ts int64) string {
+	return string(appendETag(make([]byte, 0, 48), ts))
+}
+
+func appendETag(b []byte, ts int64) []byte {
+	b = append(b, `W/"datetime'`...)
+	b = appendEscapedTimestamp(b, ts)
+	return append(b, `'"`...)
+}
+
+// appendETagJSON appends the ETag as a JSON string ("W/\"datetime'…'\"").
+func appendETagJSON(b []byte, ts int64) []byte {
+	b = append(b, `"W/\"datetime'`...)
+	b = appendEscapedTimestamp(b, ts)
+	return append(b, `'\""`...)
+}
+
+func appendEscapedTimestamp(b []byte, ts int64) []byte {
+	var tmp [32]byte
+	for _, c := range edm.AppendTimestamp(tmp[:0], ts) {
+		if c == ':' {
+			b = append(b, "%3A"...)
+		} else {
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// ParseETag is ETag's inverse: it returns the Timestamp ticks an entity
+// ETag names. It tolerates the ':' left un-encoded (or "%3a"), a missing
+// "W/" prefix, and any date-time form edm.ParseDateTime reads, since
+// clients echo ETags they may have re-encoded. ok is false for anything
+// that is not a datetime ETag (If-Match parsing turns that into 400
+// InvalidInput, PROTOCOL.md 3.11).
+func ParseETag(s string) (ticks int64, ok bool) {
+	s = strings.TrimPrefix(s, "W/")
+	rest, found := strings.CutPrefix(s, `"datetime'`)
+	if !found {
+		return 0, false
+	}
+	ts, found := strings.CutSuffix(rest, `'"`)
+	if !found || strings.ContainsAny(ts, `'"`) {
+		return 0, false
+	}
+	if strings.IndexByte(ts, '%') >= 0 {
+		ts = strings.ReplaceAll(ts, "%3A", ":")
+		ts = strings.ReplaceAll(ts, "%3a", ":")
+	}
+	t, err := edm.ParseDateTime(ts)
+	if err != nil {
+		return 0, false
+	}
+	return t, true
+}
+
+// EntityPath is an entity's path relative to the service root,
+// "t(PartitionKey='a',RowKey='b')": the form of the Location and
+// DataServiceId headers (after "<base>/"), odata.id (likewise) and
+// odata.editLink (as is).
+//
+// Inside the quotes a quote is doubled and every byte outside the URI path
+// characters (RFC 3986 pchar: unreserved, sub-delims, ':' and '@') is
+// percent-encoded, UTF-8 bytes included. This follows the live service,
+// which for PartitionKey A'aaa_bbbb2" and RowKey "A'aaa_bbbb2 returned
+//
+//	Location: …/SpecialChars(PartitionKey='A''aaa_bbbb2%22',RowKey='%22A''aaa_bbbb2')
+//
+// (WIRE-JS recording special_characters/should_handle_partition_and_row_keys_with_special_chars).
+// '%' itself is always encoded, so a client can unescape the path once.
+func EntityPath(table, pk, rk string) string {
+	b := make([]byte, 0, len(table)+len(pk)+len(rk)+28)
+	b = append(b, table...)
+	b = append(b, "(PartitionKey='"...)
+	b = appendKeyLiteral(b, pk)
+	b = append(b, "',RowKey='"...)
+	b = appendKeyLiteral(b, rk)
+	b = append(b, "')"...)
+	return string(b)
+}
+
+func appendKeyLiteral(b []byte, s string) []byte {
+	const upperHex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			b = append(b, '\'', '\'')
+		case pathChar(c):
+			b = append(b, c)
+		default:
+			b = append(b, '%', upperHex[c>>4], upperHex[c&0xF])
+		}
+	}
+	return b
+}
+
+// pathChar reports whether c may appear unescaped in a URI path segment
+// (RFC 3986 pchar without pct-encoded).
+func pathChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '.', '_', '~', // unreserved
+		'!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', // sub-delims
+		':', '@':
+		return true
+	}
+	return false
+}

@@ -1,0 +1,25 @@
+module github.com/tableemu/tableemu
+
+go 1.26.0
+
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.20.0
+	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1
+	github.com/google/uuid v1.6.0
+	github.com/gorilla/mux v1.8.1
+	modernc.org/sqlite v1.61.1
+)
+
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/internal v1.11.2 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	golang.org/x/net v0.43.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
+	modernc.org/libc v1.79.0 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+)

@@ -1,0 +1,230 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata"
+)
+
+func open(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestSortKeyOrdersLikeUTF16(t *testing.T) {
+	keys := []string{"", "a", "z", "é", "\uD7FF", "😀", "😀a", "𝄞", "\uE000", "\uFF21", "\uFFFF", "a😀", "a\uFFFF"}
+	byStored := append([]string(nil), keys...)
+	sort.Slice(byStored, func(i, j int) bool { return sortKey(byStored[i]) < sortKey(byStored[j]) })
+	byUTF16 := append([]string(nil), keys...)
+	sort.Slice(byUTF16, func(i, j int) bool { return edm.CompareStrings(byUTF16[i], byUTF16[j]) < 0 })
+	if strings.Join(byStored, "|") != strings.Join(byUTF16, "|") {
+		t.Fatalf("stored order %q\nUTF-16 order %q", byStored, byUTF16)
+	}
+	for _, k := range keys {
+		if got := fromSortKey(sortKey(k)); got != k {
+			t.Fatalf("round trip %q -> %q", k, got)
+		}
+	}
+	if sortKey("plain ascii") != "plain ascii" {
+		t.Fatal("ASCII keys must be stored as is")
+	}
+}
+
+func TestPropsRoundTrip(t *testing.T) {
+	props := []edm.Property{
+		{Name: "S", Value: edm.NewString("quote \" backslash \\ nl \n ctrl \x01 😀")},
+		{Name: "E", Value: edm.NewString("")},
+		{Name: "I", Value: edm.NewInt32(math.MinInt32)},
+		{Name: "L", Value: edm.NewInt64(math.MaxInt64)},
+		{Name: "Lmin", Value: edm.NewInt64(math.MinInt64)},
+		{Name: "D", Value: edm.NewDouble(0.1)},
+		{Name: "Dneg0", Value: edm.NewDouble(math.Copysign(0, -1))},
+		{Name: "Dmax", Value: edm.NewDouble(math.MaxFloat64)},
+		{Name: "Dmin", Value: edm.NewDouble(math.SmallestNonzeroFloat64)},
+		{Name: "Inf", Value: edm.NewDouble(math.Inf(1))},
+		{Name: "NInf", Value: edm.NewDouble(math.Inf(-1))},
+		{Name: "NaN", Value: edm.NewDouble(math.NaN())},
+		{Name: "T", Value: edm.NewBoolean(true)},
+		{Name: "F", Value: edm.NewBoolean(false)},
+		{Name: "DT", Value: edm.NewDateTime(edm.MaxDateTime)},
+		{Name: "G", Value: edm.Value{T: edm.Guid, S: "c9da6455-213d-42c9-9a79-3e9149a57833"}},
+		{Name: "B", Value: edm.NewBinary([]byte{0, 0xff, 0x10})},
+		{Name: "B0", Value: edm.NewBinary([]byte{})},
+	}
+	got, err := decodeProps(encodeProps(props))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(props) {
+		t.Fatalf("%d props back, want %d", len(got), len(props))
+	}
+	for i := range props {
+		a, b := props[i], got[i]
+		same := a.Name == b.Name && edm.Equal(a.Value, b.Value)
+		if a.Value.T == edm.Double {
+			same = a.Name == b.Name && b.Value.T == edm.Double &&
+				(math.Float64bits(a.Value.F) == math.Float64bits(b.Value.F) || (math.IsNaN(a.Value.F) && math.IsNaN(b.Value.F)))
+		}
+		if !same {
+			t.Errorf("%s: %#v came back as %#v", a.Name, a.Value, b.Value)
+		}
+	}
+	if _, err := decodeProps(`{"x":[9,1]}`); err == nil {
+		t.Fatal("unknown type accepted")
+	}
+}
+
+func TestTablesAndEntities(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var tb Table
+	err := s.Update(ctx, func(tx *Tx) error {
+		var err error
+		tb, err = tx.CreateTable("acct", "MyTable")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(ctx, func(tx *Tx) error { _, err := tx.CreateTable("acct", "mytable"); return err })
+	if !errors.Is(err, ErrTableExists) {
+		t.Fatalf("case-insensitive duplicate: %v", err)
+	}
+	// Same name in another account is another table.
+	if err := s.Update(ctx, func(tx *Tx) error { _, err := tx.CreateTable("other", "MyTable"); return err }); err != nil {
+		t.Fatal(err)
+	}
+
+	// A failing closure leaves nothing behind.
+	boom := errors.New("boom")
+	err = s.Update(ctx, func(tx *Tx) error {
+		if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: "rolled back"}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	err = s.View(ctx, func(tx *Tx) error { _, err := tx.GetEntity(tb, "p", "rolled back"); return err })
+	if !errors.Is(err, ErrEntityNotFound) {
+		t.Fatalf("rolled-back insert visible: %v", err)
+	}
+
+	var first, second int64
+	err = s.Update(ctx, func(tx *Tx) error {
+		e := &edm.Entity{PartitionKey: "p", RowKey: "r", Properties: []edm.Property{{Name: "A", Value: edm.NewInt32(1)}}}
+		if err := tx.InsertEntity(tb, e); err != nil {
+			return err
+		}
+		first = e.Timestamp
+		if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: "r"}); !errors.Is(err, ErrEntityExists) {
+			t.Errorf("duplicate insert: %v", err)
+		}
+		e2 := &edm.Entity{PartitionKey: "p", RowKey: "r"}
+		if err := tx.PutEntity(tb, e2, first); err != nil {
+			return err
+		}
+		second = e2.Timestamp
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second <= first {
+		t.Fatalf("timestamps %d then %d", first, second)
+	}
+	err = s.Update(ctx, func(tx *Tx) error { return tx.DeleteTable("acct", "MYTABLE") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.View(ctx, func(tx *Tx) error { _, err := tx.GetTable("acct", "MyTable"); return err })
+	if !errors.Is(err, ErrTableNotFound) {
+		t.Fatal(err)
+	}
+}
+
+func TestQueryUsesKeyRanges(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var tb Table
+	err := s.Update(ctx, func(tx *Tx) error {
+		var err error
+		if tb, err = tx.CreateTable("a", "t"); err != nil {
+			return err
+		}
+		for _, pk := range []string{"p1", "p2", "p3"} {
+			for _, rk := range []string{"a", "b", "c"} {
+				if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: pk, RowKey: rk}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		filter  string
+		scanned int
+		found   int
+	}{
+		{"PartitionKey eq 'p2' and RowKey eq 'b'", 1, 1},
+		{"PartitionKey eq 'p2'", 3, 3},
+		{"PartitionKey eq 'p2' and RowKey ge 'b'", 2, 2},
+		{"PartitionKey ge 'p2'", 6, 6},
+		{"RowKey eq 'b'", 9, 3},     // no PartitionKey: a table scan
+		{"PartitionKey eq 5", 9, 0}, // type mismatch bounds nothing
+		{"PartitionKey eq 'p1' or RowKey eq 'c'", 9, 5},
+	} {
+		f, err := odata.ParseFilter(tc.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page EntityPage
+		err = s.View(ctx, func(tx *Tx) error {
+			page, err = tx.QueryEntities(tb, EntityQuery{Filter: f, Top: 1000})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Scanned != tc.scanned || len(page.Entities) != tc.found {
+			t.Errorf("%s: scanned %d found %d, want %d and %d", tc.filter, page.Scanned, len(page.Entities), tc.scanned, tc.found)
+		}
+	}
+	// Key range restriction (a SAS scope): (p1,c) .. whole of p2.
+	var page EntityPage
+	err = s.View(ctx, func(tx *Tx) error {
+		page, err = tx.QueryEntities(tb, EntityQuery{Top: 1000, Range: &KeyRange{From: &Key{"p1", "c"}, To: true, ToPK: "p2"}})
+		return err
+	})
+	if err != nil || len(page.Entities) != 4 {
+		t.Fatalf("range: %v, %d entities", err, len(page.Entities))
+	}
+}
+
+func TestOpenRejectsGarbage(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(strings.Repeat("not a database ", 1000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), Options{Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), FileName) {
+		t.Fatalf("garbage database: %v", err)
+	}
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata"
+)
+
+// Table is a table of one account.
+type Table struct {
+	ID      int64
+	Account string
+	Name    string // the case used at creation
+}
+
+// CreateTable creates a table; ErrTableExists if one with the same name in
+// any case exists (PROTOCOL.md 1.4). The caller validates the name.
+func (tx *Tx) CreateTable(account, name string) (Table, error) {
+	now := tx.s.nextTimestamp(0)
+	res, err := tx.tx.ExecContext(tx.ctx,
+		`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?)`,
+		account, name, strings.ToLower(name), now)
+	if isConstraint(err) {
+		return Table{}, ErrTableExists
+	}
+	if err != nil {
+		return Table{}, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Table{}, err
+	}
+	return Table{ID: id, Account: account, Name: name}, nil
+}
+
+// GetTable finds a table by name, in any case; ErrTableNotFound if absent.
+func (tx *Tx) GetTable(account, name string) (Table, error) {
+	t := Table{Account: account}
+	err := tx.tx.QueryRowContext(tx.ctx,
+		`SELECT id, name FROM tables WHERE account = ? AND lname = ?`,
+		account, strings.ToLower(name)).Scan(&t.ID, &t.Name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Table{}, ErrTableNotFound
+	}
+	return t, err
+}
+
+// DeleteTable deletes a table and all its entities; ErrTableNotFound if
+// there is no such table.
+func (tx *Tx) DeleteTable(account, name string) error {
+	t, err := tx.GetTable(account, name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
+		return err
+	}
+	_, err = tx.tx.ExecContext(tx.ctx, `DELETE FROM tables WHERE id = ?`, t.ID)
+	return err
+}
+
+// TableQuery selects tables for Query Tables.
+type TableQuery struct {
+	Filter odata.Expr // nil: all tables; the only property is TableName
+	Top    int        // page size, 1..1000
+	After  string     // continuation: start at this lower-cased name (inclusive)
+}
+
+// TablePage is one page of Query Tables. Next is the continuation (the
+// lower-cased name the next page starts at), "" on the last page.
+type TablePage struct {
+	Tables []Table
+	Next   string
+}
+
+// QueryTables lists an account's tables ordered by name without regard to
+// case, the order lookups and uniqueness use.
+func (tx *Tx) QueryTables(account string, q TableQuery) (TablePage, error) {
+	var page TablePage
+	rows, err := tx.tx.QueryContext(tx.ctx,
+		`SELECT id, name, lname FROM tables WHERE account = ? AND lname >= ? ORDER BY lname`,
+		account, q.After)
+	if err != nil {
+		return page, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t Table
+		var lname string
+		if err := rows.Scan(&t.ID, &t.Name, &lname); err != nil {
+			return page, err
+		}
+		t.Account = account
+		if q.Filter != nil && !odata.Eval(q.Filter, tableProps(t.Name)) {
+			continue
+		}
+		if len(page.Tables) == q.Top {
+			page.Next = lname
+			break
+		}
+		page.Tables = append(page.Tables, t)
+	}
+	return page, rows.Err()
+}
+
+func tableProps(name string) func(string) (edm.Value, bool) {
+	return func(p string) (edm.Value, bool) {
+		if p == "TableName" {
+			return edm.NewString(name), true
+		}
+		return edm.Value{}, false
+	}
+}
