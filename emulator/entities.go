@@ -182,6 +182,28 @@ func entityTable(tx *store.Tx, c *call) (store.Table, error) {
 	return t, nil
 }
 
+// runWrite applies one entity write in its own transaction and returns
+// the table and the entity as stored.
+func (s *Server) runWrite(c *call, w *entityWrite) (t store.Table, stored *edm.Entity, err error) {
+	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+		if t, err = entityTable(tx, c); err != nil {
+			return err
+		}
+		stored, err = w.apply(tx, t)
+		return err
+	})
+	return t, stored, err
+}
+
+// addressed checks the entity a URL addresses: its keys are usable and
+// inside the credential's key range.
+func (c *call) addressed() error {
+	if c.res.keyErr != nil {
+		return c.res.keyErr
+	}
+	return c.inScope(c.res.pk, c.res.rk)
+}
+
 // insertEntity: POST /<table> (PROTOCOL.md 3.10).
 func (s *Server) insertEntity(c *call) error {
 	pref := prefer(c.r)
@@ -195,16 +217,7 @@ func (s *Server) insertEntity(c *call) error {
 	if err := c.inScope(e.PartitionKey, e.RowKey); err != nil {
 		return err
 	}
-	w := &entityWrite{kind: opInsert, pk: e.PartitionKey, rk: e.RowKey, entity: e}
-	var t store.Table
-	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
-		var err error
-		if t, err = entityTable(tx, c); err != nil {
-			return err
-		}
-		_, err = w.apply(tx, t)
-		return err
-	})
+	t, _, err := s.runWrite(c, &entityWrite{kind: opInsert, pk: e.PartitionKey, rk: e.RowKey, entity: e})
 	if err != nil {
 		return err
 	}
@@ -229,10 +242,7 @@ func (c *call) encodeOptions(table string, sel []string) *wire.Options {
 // in kind: PUT or MERGE/PATCH, with or without If-Match.
 func (s *Server) writeEntity(kind writeKind) handler {
 	return func(c *call) error {
-		if c.res.keyErr != nil {
-			return c.res.keyErr
-		}
-		if err := c.inScope(c.res.pk, c.res.rk); err != nil {
+		if err := c.addressed(); err != nil {
 			return err
 		}
 		cond, err := parseIfMatch(c.r)
@@ -243,16 +253,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err != nil {
 			return err
 		}
-		w := &entityWrite{kind: kind, pk: c.res.pk, rk: c.res.rk, entity: e, cond: cond}
-		var stored *edm.Entity
-		err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
-			t, err := entityTable(tx, c)
-			if err != nil {
-				return err
-			}
-			stored, err = w.apply(tx, t)
-			return err
-		})
+		_, stored, err := s.runWrite(c, &entityWrite{kind: kind, pk: c.res.pk, rk: c.res.rk, entity: e, cond: cond})
 		if err != nil {
 			return err
 		}
@@ -265,10 +266,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 // deleteEntity: DELETE /<table>(PK,RK); If-Match is required
 // (PROTOCOL.md 3.13).
 func (s *Server) deleteEntity(c *call) error {
-	if c.res.keyErr != nil {
-		return c.res.keyErr
-	}
-	if err := c.inScope(c.res.pk, c.res.rk); err != nil {
+	if err := c.addressed(); err != nil {
 		return err
 	}
 	cond, err := parseIfMatch(c.r)
@@ -280,16 +278,7 @@ func (s *Server) deleteEntity(c *call) error {
 		// required header is MissingRequiredHeader in the service's table.
 		return apierr.New(apierr.MissingRequiredHeader).WithDetail("Delete Entity needs If-Match (* or an ETag)")
 	}
-	w := &entityWrite{kind: opDelete, pk: c.res.pk, rk: c.res.rk, cond: cond}
-	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
-		t, err := entityTable(tx, c)
-		if err != nil {
-			return err
-		}
-		_, err = w.apply(tx, t)
-		return err
-	})
-	if err != nil {
+	if _, _, err := s.runWrite(c, &entityWrite{kind: opDelete, pk: c.res.pk, rk: c.res.rk, cond: cond}); err != nil {
 		return err
 	}
 	c.writeNoContent(http.StatusNoContent)

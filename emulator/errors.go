@@ -9,7 +9,6 @@ import (
 	"github.com/tableemu/tableemu/apierr"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/edm"
-	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/store"
 )
 
@@ -54,9 +53,9 @@ func errorMessage(msg, reqID string, now time.Time) string {
 // appendJSONError writes {"odata.error":{"code":…,"message":{"lang":"en-US","value":…}}}.
 func appendJSONError(b []byte, code apierr.Code, message string) []byte {
 	b = append(b, `{"odata.error":{"code":`...)
-	b = wire.AppendString(b, string(code))
+	b = edm.AppendJSONString(b, string(code))
 	b = append(b, `,"message":{"lang":"en-US","value":`...)
-	b = wire.AppendString(b, message)
+	b = edm.AppendJSONString(b, message)
 	return append(b, `}}}`...)
 }
 
@@ -97,8 +96,6 @@ func storeErr(err error) error {
 		return apierr.New(apierr.ResourceNotFound)
 	case errors.Is(err, store.ErrEntityExists):
 		return apierr.New(apierr.EntityAlreadyExists)
-	case errors.Is(err, store.ErrConditionFailed):
-		return apierr.New(apierr.UpdateConditionNotSatisfied)
 	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {

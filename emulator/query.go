@@ -13,10 +13,7 @@ import (
 // getEntity: GET /<table>(PK,RK), with an optional $select
 // (PROTOCOL.md 3.9).
 func (s *Server) getEntity(c *call) error {
-	if c.res.keyErr != nil {
-		return c.res.keyErr
-	}
-	if err := c.inScope(c.res.pk, c.res.rk); err != nil {
+	if err := c.addressed(); err != nil {
 		return err
 	}
 	sel, err := odata.ParseSelect(c.r.URL.Query().Get("$select"))
@@ -93,7 +90,7 @@ func (s *Server) queryEntities(c *call) error {
 			meta += "&$select=" + strings.Join(sel, ",")
 		}
 		b = append(b, `"odata.metadata":`...)
-		b = wire.AppendString(b, meta)
+		b = edm.AppendJSONString(b, meta)
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)

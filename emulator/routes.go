@@ -59,7 +59,10 @@ func (s *Server) routes() *mux.Router {
 	}
 	// CORS preflight needs no credentials; with no CORS rules configured
 	// every preflight is refused, as by the service (PROTOCOL.md 3.7).
-	r.Methods("OPTIONS").Handler(s.operation(auth.Preflight, s.preflight, false))
+	// (A method matcher here would turn every unmatched request into a
+	// method mismatch, 405, instead of 400 InvalidUri.)
+	r.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.Method == http.MethodOptions }).
+		Handler(s.operation(auth.Preflight, s.preflight, false))
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		callOf(req).writeError(apierr.New(apierr.UnsupportedHttpVerb))
 	})

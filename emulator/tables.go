@@ -106,20 +106,20 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	b = append(b, '{')
 	if c.level != wire.NoMetadata && document {
 		b = append(b, `"odata.metadata":`...)
-		b = wire.AppendString(b, base+"/$metadata#Tables/@Element")
+		b = edm.AppendJSONString(b, base+"/$metadata#Tables/@Element")
 		b = append(b, ',')
 	}
 	if c.level == wire.FullMetadata {
 		b = append(b, `"odata.type":`...)
-		b = wire.AppendString(b, c.res.account+".Tables")
+		b = edm.AppendJSONString(b, c.res.account+".Tables")
 		b = append(b, `,"odata.id":`...)
-		b = wire.AppendString(b, base+"/Tables('"+name+"')")
+		b = edm.AppendJSONString(b, base+"/Tables('"+name+"')")
 		b = append(b, `,"odata.editLink":`...)
-		b = wire.AppendString(b, "Tables('"+name+"')")
+		b = edm.AppendJSONString(b, "Tables('"+name+"')")
 		b = append(b, ',')
 	}
 	b = append(b, `"TableName":`...)
-	b = wire.AppendString(b, name)
+	b = edm.AppendJSONString(b, name)
 	return append(b, '}')
 }
 
@@ -183,7 +183,7 @@ func (s *Server) queryTables(c *call) error {
 	b := []byte{'{'}
 	if c.level != wire.NoMetadata {
 		b = append(b, `"odata.metadata":`...)
-		b = wire.AppendString(b, c.baseURL()+"/$metadata#Tables")
+		b = edm.AppendJSONString(b, c.baseURL()+"/$metadata#Tables")
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)

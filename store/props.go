@@ -35,14 +35,14 @@ func encodeProps(props []edm.Property) string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, p.Name)
+		b = edm.AppendJSONString(b, p.Name)
 		b = append(b, ':', '[')
 		b = strconv.AppendInt(b, int64(p.Value.T), 10)
 		b = append(b, ',')
 		v := p.Value
 		switch v.T {
 		case edm.String, edm.Guid:
-			b = appendJSONString(b, v.S)
+			b = edm.AppendJSONString(b, v.S)
 		case edm.Int32, edm.Int64, edm.DateTime:
 			b = strconv.AppendInt(b, v.N, 10)
 		case edm.Double:
@@ -67,37 +67,6 @@ func encodeProps(props []edm.Property) string {
 	}
 	b = append(b, '}')
 	return string(b)
-}
-
-// appendJSONString writes s as a JSON string. s is valid UTF-8 (the wire
-// codec refuses anything else), so only quotes, backslashes and control
-// characters need escaping.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 var errProps = errors.New("stored properties are malformed")

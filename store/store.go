@@ -36,7 +36,6 @@ var (
 	ErrTableNotFound   = errors.New("table not found")
 	ErrEntityExists    = errors.New("entity already exists")
 	ErrEntityNotFound  = errors.New("entity not found")
-	ErrConditionFailed = errors.New("etag condition not satisfied")
 	ErrBadContinuation = errors.New("continuation token is not valid")
 )
 
@@ -216,10 +215,9 @@ func describeOpenError(err error) error {
 
 // Tx is one transaction, valid only inside its closure.
 type Tx struct {
-	s        *Store
-	tx       *sql.Tx
-	ctx      context.Context
-	writable bool
+	s   *Store
+	tx  *sql.Tx
+	ctx context.Context
 }
 
 // View runs fn in a read-only snapshot transaction.
@@ -238,7 +236,7 @@ func (s *Store) run(ctx context.Context, db *sql.DB, writable bool, fn func(*Tx)
 	if err != nil {
 		return err
 	}
-	tx := &Tx{s: s, tx: sqlTx, ctx: ctx, writable: writable}
+	tx := &Tx{s: s, tx: sqlTx, ctx: ctx}
 	defer func() {
 		if p := recover(); p != nil {
 			sqlTx.Rollback()

@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/base64"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/tableemu/tableemu/edm"
 )
@@ -73,9 +72,9 @@ func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 		return appendBody(b, e, o, false)
 	}
 	b = append(b, `"odata.metadata":"`...)
-	b = appendStringBody(b, o.BaseURL)
+	b = edm.AppendJSONStringBody(b, o.BaseURL)
 	b = append(b, "/$metadata#"...)
-	b = appendStringBody(b, o.Table)
+	b = edm.AppendJSONStringBody(b, o.Table)
 	b = append(b, "/@Element"...)
 	if sel := selection(o.Select); sel != nil {
 		b = append(b, "&$select="...)
@@ -83,7 +82,7 @@ func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendStringBody(b, name)
+			b = edm.AppendJSONStringBody(b, name)
 		}
 	}
 	b = append(b, '"')
@@ -118,20 +117,20 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 	case FullMetadata:
 		w.key("odata.type")
 		w.b = append(w.b, '"')
-		w.b = appendStringBody(w.b, o.Account)
+		w.b = edm.AppendJSONStringBody(w.b, o.Account)
 		w.b = append(w.b, '.')
-		w.b = appendStringBody(w.b, o.Table)
+		w.b = edm.AppendJSONStringBody(w.b, o.Table)
 		w.b = append(w.b, '"')
 		w.key("odata.id")
 		w.b = append(w.b, '"')
-		w.b = appendStringBody(w.b, o.BaseURL)
+		w.b = edm.AppendJSONStringBody(w.b, o.BaseURL)
 		w.b = append(w.b, '/')
-		w.b = appendStringBody(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
+		w.b = edm.AppendJSONStringBody(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
 		w.b = append(w.b, '"')
 		w.key("odata.etag")
 		w.b = appendETagJSON(w.b, e.Timestamp)
 		w.key("odata.editLink")
-		w.b = AppendString(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
+		w.b = edm.AppendJSONString(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
 	case MinimalMetadata:
 		w.key("odata.etag")
 		w.b = appendETagJSON(w.b, e.Timestamp)
@@ -205,7 +204,7 @@ func (w *objWriter) key(name string) {
 		w.b = append(w.b, ',')
 	}
 	w.more = true
-	w.b = AppendString(w.b, name)
+	w.b = edm.AppendJSONString(w.b, name)
 	w.b = append(w.b, ':')
 }
 
@@ -216,10 +215,10 @@ func (w *objWriter) system(e *edm.Entity, l Level, name string) {
 	switch name {
 	case "PartitionKey":
 		w.key(name)
-		w.b = AppendString(w.b, e.PartitionKey)
+		w.b = edm.AppendJSONString(w.b, e.PartitionKey)
 	case "RowKey":
 		w.key(name)
-		w.b = AppendString(w.b, e.RowKey)
+		w.b = edm.AppendJSONString(w.b, e.RowKey)
 	case "Timestamp":
 		if l == FullMetadata {
 			w.key("Timestamp@odata.type")
@@ -249,7 +248,7 @@ func (w *objWriter) property(name string, v edm.Value, l Level) {
 	switch v.T {
 	case edm.String:
 		w.key(name)
-		w.b = AppendString(w.b, v.S)
+		w.b = edm.AppendJSONString(w.b, v.S)
 	case edm.Int32:
 		w.key(name)
 		w.b = strconv.AppendInt(w.b, v.N, 10)
@@ -282,7 +281,7 @@ func (w *objWriter) property(name string, v edm.Value, l Level) {
 	case edm.Guid:
 		annotate(edm.Guid)
 		w.key(name)
-		w.b = AppendString(w.b, v.S)
+		w.b = edm.AppendJSONString(w.b, v.S)
 	case edm.Binary:
 		annotate(edm.Binary)
 		w.key(name)
@@ -293,60 +292,4 @@ func (w *objWriter) property(name string, v edm.Value, l Level) {
 		w.key(name)
 		w.b = append(w.b, "null"...)
 	}
-}
-
-// AppendString appends s as a JSON string. Unlike encoding/json it does not
-// escape '<', '>', '&', U+2028 or U+2029: responses are JSON documents, not
-// script. Invalid UTF-8 is written as U+FFFD, so the output is always valid
-// JSON.
-func AppendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendStringBody(b, s)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendStringBody appends s JSON-escaped, without the quotes.
-func appendStringBody(b []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	return append(b, s[start:]...)
 }
