@@ -142,6 +142,36 @@ func TestBinary(t *testing.T) {
 		t.Fatal("no exit 10 s after SIGTERM")
 	}
 
+	// --inMemoryPersistence writes nothing to the current directory.
+	memDir := t.TempDir()
+	mem := exec.Command(bin, "--tablePort", "0", "--silent", "--inMemoryPersistence")
+	mem.Dir = memDir
+	memOut, err := mem.StdoutPipe()
+	must(t, err)
+	must(t, mem.Start())
+	defer mem.Process.Kill()
+	msc := bufio.NewScanner(memOut)
+	cs = ""
+	for msc.Scan() {
+		if rest, ok := strings.CutPrefix(msc.Text(), "tableemu: connection string "); ok {
+			cs = rest
+			break
+		}
+	}
+	go func() {
+		for msc.Scan() {
+		}
+	}()
+	msvc, err := aztables.NewServiceClientFromConnectionString(cs, clientOptions())
+	must(t, err)
+	_, err = msvc.CreateTable(ctx(), "inMemory", nil)
+	must(t, err)
+	must(t, mem.Process.Signal(syscall.SIGTERM))
+	must(t, mem.Wait())
+	if entries, _ := os.ReadDir(memDir); len(entries) != 0 {
+		t.Fatalf("--inMemoryPersistence left files: %v", entries)
+	}
+
 	// A bad flag is a clear error and a non-zero exit.
 	out, err := exec.CommandContext(context.Background(), bin, "--tablePort", "http").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "tablePort") {

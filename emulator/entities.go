@@ -34,8 +34,8 @@ type condition struct {
 // parseIfMatch reads If-Match. An ETag tableemu did not issue but that is
 // shaped like one (a quoted string) can never match, so it yields 412 like
 // a stale ETag; anything else is 400 InvalidInput (PROTOCOL.md 3.11).
-func parseIfMatch(r *http.Request) (condition, error) {
-	vals, ok := r.Header["If-Match"]
+func parseIfMatch(h http.Header) (condition, error) {
+	vals, ok := h["If-Match"]
 	if !ok {
 		return condition{}, nil
 	}
@@ -140,16 +140,12 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// decodeBody reads and validates an entity body. For URL-addressed writes
-// the keys come from the URL: keys in the body are ignored, since the
-// service addresses the entity by its URL (an SDK that escapes body keys
-// differently, as aztables' EDMEntity does, still writes the entity the URL
-// names).
-func (c *call) decodeBody(pk, rk string, fromURL bool) (*edm.Entity, error) {
-	body, err := readBody(c.r)
-	if err != nil {
-		return nil, err
-	}
+// decodeEntityBody decodes and validates an entity body, from a request or
+// a $batch part. For URL-addressed writes (fromURL) the keys come from the
+// URL: keys in the body are ignored, since the service addresses the entity
+// by its URL (an SDK that escapes body keys differently, as aztables'
+// EDMEntity does, still writes the entity the URL names).
+func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, error) {
 	d, err := wire.DecodeEntity(body)
 	if err != nil {
 		return nil, err
@@ -206,11 +202,15 @@ func (c *call) addressed() error {
 
 // insertEntity: POST /<table> (PROTOCOL.md 3.10).
 func (s *Server) insertEntity(c *call) error {
-	pref := prefer(c.r)
+	pref := prefer(c.r.Header)
 	if pref != "" {
 		c.w.Header().Set("Preference-Applied", pref)
 	}
-	e, err := c.decodeBody("", "", false)
+	body, err := readBody(c.r)
+	if err != nil {
+		return err
+	}
+	e, err := decodeEntityBody(body, "", "", false)
 	if err != nil {
 		return err
 	}
@@ -245,11 +245,15 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err := c.addressed(); err != nil {
 			return err
 		}
-		cond, err := parseIfMatch(c.r)
+		cond, err := parseIfMatch(c.r.Header)
 		if err != nil {
 			return err
 		}
-		e, err := c.decodeBody(c.res.pk, c.res.rk, true)
+		body, err := readBody(c.r)
+		if err != nil {
+			return err
+		}
+		e, err := decodeEntityBody(body, c.res.pk, c.res.rk, true)
 		if err != nil {
 			return err
 		}
@@ -269,7 +273,7 @@ func (s *Server) deleteEntity(c *call) error {
 	if err := c.addressed(); err != nil {
 		return err
 	}
-	cond, err := parseIfMatch(c.r)
+	cond, err := parseIfMatch(c.r.Header)
 	if err != nil {
 		return err
 	}

@@ -114,8 +114,8 @@ func (c *call) writeNoContent(status int) {
 
 // prefer reads the Prefer header: "return-content", "return-no-content" or
 // "" (absent or anything else, which the service ignores).
-func prefer(r *http.Request) string {
-	for _, v := range r.Header.Values("Prefer") {
+func prefer(h http.Header) string {
+	for _, v := range h.Values("Prefer") {
 		for _, item := range strings.Split(v, ",") {
 			switch strings.ToLower(strings.TrimSpace(item)) {
 			case "return-no-content":

@@ -55,7 +55,7 @@ func validateTableName(name string) error {
 
 // createTable: POST /Tables {"TableName":"name"} (PROTOCOL.md 3.2).
 func (s *Server) createTable(c *call) error {
-	pref := prefer(c.r)
+	pref := prefer(c.r.Header)
 	if pref != "" {
 		// Echoed on errors too, as the service does (PROTOCOL.md 3.2).
 		c.w.Header().Set("Preference-Applied", pref)
