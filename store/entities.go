@@ -10,7 +10,7 @@ import (
 // GetEntity reads one entity; ErrEntityNotFound if absent.
 func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 	var ts int64
-	var props string
+	var props []byte
 	err := tx.tx.QueryRowContext(tx.ctx,
 		`SELECT ts, props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
 		t.ID, sortKey(pk), sortKey(rk)).Scan(&ts, &props)

@@ -6,280 +6,334 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tableemu/tableemu/edm"
 )
 
-// Stored property format: one JSON object per entity, in the client's
-// property order, mapping each name to a two-element array [type, value]
-// with type the edm.Type number:
+// Stored property format: one SQLite JSONB object per entity
+// (https://sqlite.org/jsonb.html), in the client's property order. Each
+// property's key is its name plus "$" and a letter for its EDM type, and its
+// value is a JSON scalar whose SQL order is the EDM order for that type:
 //
-//	String   [0,"text"]         Boolean  [4,true]
-//	Int32    [1,42]             DateTime [5,637000000000000000]  (ticks)
-//	Int64    [2,-9000000000]    Guid     [6,"c9da6455-213d-..."] (lower-case)
-//	Double   [3,2.5]            Binary   [7,"0aff"]              (lower-case hex)
+//	Name$s  String    text            Name$b  Boolean   true / false
+//	Name$i  Int32     integer         Name$t  DateTime  integer ticks
+//	Name$l  Int64     integer         Name$g  Guid      text, lower-case
+//	Name$d  Double    real            Name$x  Binary    text, lower-case hex
 //
-// Every value is a native SQLite JSON scalar whose SQL order is the EDM
-// order for its type (ticks for DateTime, hex for Binary), so filters can be
-// compiled to json_extract comparisons guarded by the type number. Doubles
-// ±Inf are written 9e999/-9e999, which SQLite reads as ±Inf; NaN, which has
-// no JSON number form, is the string "NaN".
-// The format is private to the store; the wire codec is elsewhere.
+// Putting the type in the key lets a compiled filter test a property's
+// type and value with one json_extract: '$."Age$i"' is NULL unless Age is an
+// Int32 (sqlfilter.go). Property names never contain '$' (they are
+// identifiers, wire.ValidatePropertyName). Doubles ±Inf are stored as
+// 9e999/-9e999, which SQLite reads as ±Inf; NaN, which has no JSON number
+// form, is the text "NaN".
+//
+// The blob is produced and read here, in Go, rather than through SQLite's
+// jsonb() and json(): that saves a text round trip on every write and read.
+// JSONB is a documented, stable on-disk format; props_test.go checks that
+// SQLite accepts what this writes (json_valid strict) and reads the same
+// values back with json_extract.
 
-func encodeProps(props []edm.Property) string {
-	b := make([]byte, 0, 64*len(props)+2)
-	b = append(b, '{')
-	for i, p := range props {
-		if i > 0 {
-			b = append(b, ',')
+// typeLetters maps edm.Type to its key suffix letter.
+var typeLetters = [...]byte{
+	edm.String:   's',
+	edm.Int32:    'i',
+	edm.Int64:    'l',
+	edm.Double:   'd',
+	edm.Boolean:  'b',
+	edm.DateTime: 't',
+	edm.Guid:     'g',
+	edm.Binary:   'x',
+}
+
+func letterType(c byte) (edm.Type, bool) {
+	for t, l := range typeLetters {
+		if l == c {
+			return edm.Type(t), true
 		}
-		b = edm.AppendJSONString(b, p.Name)
-		b = append(b, ':', '[')
-		b = strconv.AppendInt(b, int64(p.Value.T), 10)
-		b = append(b, ',')
+	}
+	return 0, false
+}
+
+// propKey is the stored key of property name with type t.
+func propKey(name string, t edm.Type) string {
+	return name + "$" + string(typeLetters[t])
+}
+
+// JSONB element types (the low four bits of an element's first byte).
+const (
+	jbNull    = 0
+	jbTrue    = 1
+	jbFalse   = 2
+	jbInt     = 3
+	jbInt5    = 4
+	jbFloat   = 5
+	jbFloat5  = 6
+	jbText    = 7
+	jbTextJ   = 8
+	jbText5   = 9
+	jbTextRaw = 10
+	jbArray   = 11
+	jbObject  = 12
+)
+
+// appendHeader appends a JSONB element header: the type in the low nibble,
+// and the payload size either in the high nibble (0-11) or in the 1, 2 or 4
+// bytes that follow (nibble 12, 13, 14).
+func appendHeader(b []byte, typ byte, n int) []byte {
+	switch {
+	case n <= 11:
+		return append(b, byte(n)<<4|typ)
+	case n <= 0xff:
+		return append(b, 0xc0|typ, byte(n))
+	case n <= 0xffff:
+		return append(b, 0xd0|typ, byte(n>>8), byte(n))
+	default:
+		return append(b, 0xe0|typ, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+}
+
+func appendElem(b []byte, typ byte, payload string) []byte {
+	b = appendHeader(b, typ, len(payload))
+	return append(b, payload...)
+}
+
+// encodeProps renders properties as a JSONB object.
+func encodeProps(props []edm.Property) []byte {
+	body := make([]byte, 0, 32*len(props)+16)
+	var num [32]byte
+	for _, p := range props {
 		v := p.Value
+		body = appendHeader(body, jbTextRaw, len(p.Name)+2)
+		body = append(body, p.Name...)
+		body = append(body, '$', typeLetters[v.T])
 		switch v.T {
 		case edm.String, edm.Guid:
-			b = edm.AppendJSONString(b, v.S)
+			body = appendElem(body, jbTextRaw, v.S)
 		case edm.Int32, edm.Int64, edm.DateTime:
-			b = strconv.AppendInt(b, v.N, 10)
+			body = appendHeader(body, jbInt, len(strconv.AppendInt(num[:0], v.N, 10)))
+			body = strconv.AppendInt(body, v.N, 10)
 		case edm.Double:
 			switch {
 			case math.IsNaN(v.F):
-				b = append(b, `"NaN"`...)
+				body = appendElem(body, jbTextRaw, "NaN")
 			case math.IsInf(v.F, 1):
-				b = append(b, "9e999"...)
+				body = appendElem(body, jbFloat, "9e999")
 			case math.IsInf(v.F, -1):
-				b = append(b, "-9e999"...)
+				body = appendElem(body, jbFloat, "-9e999")
 			default:
-				b = strconv.AppendFloat(b, v.F, 'g', -1, 64)
+				t := strconv.AppendFloat(num[:0], v.F, 'g', -1, 64)
+				if !strings.ContainsAny(string(t), ".e") {
+					t = append(t, ".0"...)
+				}
+				body = appendHeader(body, jbFloat, len(t))
+				body = append(body, t...)
 			}
 		case edm.Boolean:
-			b = strconv.AppendBool(b, v.Bool())
+			if v.Bool() {
+				body = append(body, jbTrue)
+			} else {
+				body = append(body, jbFalse)
+			}
 		case edm.Binary:
-			b = append(b, '"')
-			b = hex.AppendEncode(b, v.B)
-			b = append(b, '"')
+			body = appendHeader(body, jbTextRaw, 2*len(v.B))
+			body = hex.AppendEncode(body, v.B)
 		}
-		b = append(b, ']')
 	}
-	b = append(b, '}')
-	return string(b)
+	out := make([]byte, 0, len(body)+5)
+	out = appendHeader(out, jbObject, len(body))
+	return append(out, body...)
 }
 
 var errProps = errors.New("stored properties are malformed")
 
-// decodeProps parses the stored format back into properties.
-func decodeProps(s string) ([]edm.Property, error) {
-	d := propDecoder{s: s}
-	d.ws()
-	if !d.eat('{') {
-		return nil, d.fail("expected {")
+// jbElem reads the element header at b[i:]: its type, and the bounds of
+// its payload.
+func jbElem(b []byte, i int) (typ byte, start, end int, err error) {
+	if i >= len(b) {
+		return 0, 0, 0, errProps
 	}
-	var props []edm.Property
-	d.ws()
-	if d.eat('}') {
-		return props, nil
+	typ = b[i] & 0x0f
+	n := int(b[i] >> 4)
+	start = i + 1
+	switch n {
+	case 12:
+		if start+1 > len(b) {
+			return 0, 0, 0, errProps
+		}
+		n, start = int(b[start]), start+1
+	case 13:
+		if start+2 > len(b) {
+			return 0, 0, 0, errProps
+		}
+		n, start = int(b[start])<<8|int(b[start+1]), start+2
+	case 14:
+		if start+4 > len(b) {
+			return 0, 0, 0, errProps
+		}
+		n, start = int(b[start])<<24|int(b[start+1])<<16|int(b[start+2])<<8|int(b[start+3]), start+4
+	case 15:
+		return 0, 0, 0, errProps // 8-byte sizes: never written (entities are < 2 MiB)
 	}
-	for {
-		d.ws()
-		name, err := d.str()
+	end = start + n
+	if n < 0 || end > len(b) {
+		return 0, 0, 0, errProps
+	}
+	return typ, start, end, nil
+}
+
+// jbString returns a text element's string value.
+func jbString(b []byte, typ byte, start, end int) (string, error) {
+	switch typ {
+	case jbText, jbTextRaw:
+		return string(b[start:end]), nil
+	case jbTextJ:
+		return unescapeJSON(string(b[start:end]))
+	}
+	return "", errProps
+}
+
+// decodeProps reads the stored JSONB object back into properties.
+func decodeProps(b []byte) ([]edm.Property, error) {
+	typ, i, end, err := jbElem(b, 0)
+	if err != nil || typ != jbObject || end != len(b) {
+		return nil, errProps
+	}
+	props := make([]edm.Property, 0, 8)
+	for i < end {
+		ktyp, ks, ke, err := jbElem(b, i)
 		if err != nil {
 			return nil, err
 		}
-		d.ws()
-		if !d.eat(':') {
-			return nil, d.fail("expected :")
+		key, err := jbString(b, ktyp, ks, ke)
+		if err != nil || len(key) < 3 || key[len(key)-2] != '$' {
+			return nil, fmt.Errorf("%w: key %q", errProps, key)
 		}
-		d.ws()
-		if !d.eat('[') {
-			return nil, d.fail("expected [")
+		t, ok := letterType(key[len(key)-1])
+		if !ok {
+			return nil, fmt.Errorf("%w: key %q", errProps, key)
 		}
-		d.ws()
-		t, err := strconv.Atoi(d.number())
-		if err != nil || t < 0 || t > int(edm.Binary) {
-			return nil, d.fail("bad type")
-		}
-		d.ws()
-		if !d.eat(',') {
-			return nil, d.fail("expected ,")
-		}
-		d.ws()
-		v := edm.Value{T: edm.Type(t)}
-		switch v.T {
-		case edm.String, edm.Guid:
-			v.S, err = d.str()
-		case edm.Int32, edm.Int64, edm.DateTime:
-			v.N, err = strconv.ParseInt(d.number(), 10, 64)
-		case edm.Double:
-			if d.peek() == '"' {
-				var str string
-				if str, err = d.str(); err == nil && str != "NaN" {
-					err = d.fail("bad double")
-				}
-				v.F = math.NaN()
-			} else {
-				v.F, err = strconv.ParseFloat(d.number(), 64)
-				if err != nil && math.IsInf(v.F, 0) {
-					err = nil // 9e999 is how ±Inf is stored
-				}
-			}
-		case edm.Boolean:
-			switch {
-			case d.lit("true"):
-				v.N = 1
-			case d.lit("false"):
-			default:
-				err = d.fail("bad boolean")
-			}
-		case edm.Binary:
-			var h string
-			if h, err = d.str(); err == nil {
-				v.B, err = hex.DecodeString(h)
-				if v.B == nil {
-					v.B = []byte{}
-				}
-			}
-		}
+		vtyp, vs, ve, err := jbElem(b, ke)
 		if err != nil {
-			return nil, fmt.Errorf("%w: property %q: %v", errProps, name, err)
+			return nil, err
 		}
-		d.ws()
-		if !d.eat(']') {
-			return nil, d.fail("expected ]")
+		v, err := jbValue(b, t, vtyp, vs, ve)
+		if err != nil {
+			return nil, fmt.Errorf("%w: property %q", err, key)
 		}
-		props = append(props, edm.Property{Name: name, Value: v})
-		d.ws()
-		if d.eat('}') {
-			return props, nil
+		props = append(props, edm.Property{Name: key[:len(key)-2], Value: v})
+		i = ve
+	}
+	return props, nil
+}
+
+func jbValue(b []byte, t edm.Type, typ byte, start, end int) (edm.Value, error) {
+	v := edm.Value{T: t}
+	var err error
+	switch t {
+	case edm.String, edm.Guid:
+		v.S, err = jbString(b, typ, start, end)
+	case edm.Binary:
+		var h string
+		if h, err = jbString(b, typ, start, end); err == nil {
+			v.B, err = hex.DecodeString(h)
 		}
-		if !d.eat(',') {
-			return nil, d.fail("expected , or }")
+	case edm.Int32, edm.Int64, edm.DateTime:
+		if typ != jbInt {
+			return v, errProps
+		}
+		v.N, err = strconv.ParseInt(string(b[start:end]), 10, 64)
+	case edm.Double:
+		switch typ {
+		case jbFloat, jbInt:
+			v.F, err = strconv.ParseFloat(string(b[start:end]), 64)
+			if err != nil && math.IsInf(v.F, 0) {
+				err = nil // 9e999 is how ±Inf is stored
+			}
+		case jbTextRaw, jbText:
+			if string(b[start:end]) != "NaN" {
+				return v, errProps
+			}
+			v.F = math.NaN()
+		default:
+			return v, errProps
+		}
+	case edm.Boolean:
+		switch typ {
+		case jbTrue:
+			v.N = 1
+		case jbFalse:
+		default:
+			return v, errProps
 		}
 	}
-}
-
-type propDecoder struct {
-	s string
-	i int
-}
-
-func (d *propDecoder) fail(msg string) error {
-	return fmt.Errorf("%w at offset %d: %s", errProps, d.i, msg)
-}
-
-func (d *propDecoder) ws() {
-	for d.i < len(d.s) && (d.s[d.i] == ' ' || d.s[d.i] == '\n' || d.s[d.i] == '\t' || d.s[d.i] == '\r') {
-		d.i++
+	if err != nil {
+		return v, errProps
 	}
+	return v, nil
 }
 
-func (d *propDecoder) peek() byte {
-	if d.i < len(d.s) {
-		return d.s[d.i]
+// unescapeJSON undoes JSON string escapes (a TEXTJ element's payload).
+// tableemu writes raw text, but a blob rewritten by SQLite may hold TEXTJ.
+func unescapeJSON(s string) (string, error) {
+	if !strings.Contains(s, `\`) {
+		return s, nil
 	}
-	return 0
-}
-
-func (d *propDecoder) eat(c byte) bool {
-	if d.peek() == c {
-		d.i++
-		return true
-	}
-	return false
-}
-
-func (d *propDecoder) lit(w string) bool {
-	if len(d.s)-d.i >= len(w) && d.s[d.i:d.i+len(w)] == w {
-		d.i += len(w)
-		return true
-	}
-	return false
-}
-
-func (d *propDecoder) number() string {
-	start := d.i
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			d.i++
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
 			continue
 		}
-		break
-	}
-	return d.s[start:d.i]
-}
-
-// str reads a JSON string, undoing every escape JSON allows.
-func (d *propDecoder) str() (string, error) {
-	if !d.eat('"') {
-		return "", d.fail("expected string")
-	}
-	start := d.i
-	for d.i < len(d.s) && d.s[d.i] != '"' && d.s[d.i] != '\\' {
-		d.i++
-	}
-	if d.i < len(d.s) && d.s[d.i] == '"' {
-		d.i++
-		return d.s[start : d.i-1], nil // fast path: no escapes
-	}
-	b := []byte(d.s[start:d.i])
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		d.i++
-		switch c {
-		case '"':
-			return string(b), nil
-		case '\\':
-			if d.i >= len(d.s) {
-				return "", d.fail("bad escape")
+		i++
+		if i >= len(s) {
+			return "", errProps
+		}
+		switch s[i] {
+		case '"', '\\', '/':
+			b.WriteByte(s[i])
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(s, i+1)
+			if !ok {
+				return "", errProps
 			}
-			e := d.s[d.i]
-			d.i++
-			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := d.hex4()
-				if !ok {
-					return "", d.fail("bad \\u escape")
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				if lo, ok := hex4(s, i+3); ok {
+					r = utf16.DecodeRune(r, lo)
+					i += 6
 				}
-				if utf16.IsSurrogate(r) && d.lit(`\u`) {
-					if lo, ok := d.hex4(); ok {
-						r = utf16.DecodeRune(r, lo)
-					}
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				return "", d.fail("bad escape")
 			}
+			b.WriteRune(r)
 		default:
-			b = append(b, c)
+			return "", errProps
 		}
 	}
-	return "", d.fail("unterminated string")
+	if !utf8.ValidString(b.String()) {
+		return "", errProps
+	}
+	return b.String(), nil
 }
 
-func (d *propDecoder) hex4() (rune, bool) {
-	if d.i+4 > len(d.s) {
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(d.s[d.i:d.i+4], 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	d.i += 4
-	return rune(v), true
+	v, err := strconv.ParseUint(s[i:i+4], 16, 32)
+	return rune(v), err == nil
 }
+
+func hexString(b []byte) string { return hex.EncodeToString(b) }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"database/sql"
+	"errors"
 	"strings"
 
 	"github.com/tableemu/tableemu/edm"
@@ -42,8 +44,6 @@ type KeyRange struct {
 type EntityPage struct {
 	Entities []*edm.Entity
 	Next     *Key
-	// Scanned counts the rows examined, for tests and insight.
-	Scanned int
 }
 
 // keyBounds is the primary-key range the filter's top-level conjuncts on
@@ -98,8 +98,81 @@ func planKeys(filter odata.Expr) keyBounds {
 
 // QueryEntities returns one page of the entities of t that match q, in
 // PartitionKey, RowKey order.
+//
+// The key range (planKeys, the continuation, a SAS range) bounds an index
+// scan of at most ScanBudget rows; the filter, compiled to SQL
+// (compileFilter), rejects rows inside SQLite. A filter that cannot be
+// compiled whole is checked by odata.Eval in Go, after SQL has applied its
+// compilable top-level conjuncts. When a page comes back short, one more
+// key-only step finds whether the budget cut the scan, and if so where the
+// next page starts.
 func (tx *Tx) QueryEntities(t Table, q EntityQuery) (EntityPage, error) {
 	var page EntityPage
+	p := planQuery(t, q)
+	query, args, residual, b := p.sql, p.args, p.residual, p.bounds
+	rows, err := tx.tx.QueryContext(tx.ctx, query, args...)
+	if err != nil {
+		return page, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pk, rk string
+		var props sql.RawBytes
+		var ts int64
+		if err := rows.Scan(&pk, &rk, &ts, &props); err != nil {
+			return page, err
+		}
+		e := &edm.Entity{PartitionKey: fromSortKey(pk), RowKey: fromSortKey(rk), Timestamp: ts}
+		lazy := lazyEntity{e: e, props: props}
+		if residual != nil && !odata.Eval(residual, lazy.get) {
+			if lazy.err != nil {
+				return page, lazy.err
+			}
+			continue
+		}
+		if len(page.Entities) == q.Top {
+			page.Next = &Key{e.PartitionKey, e.RowKey}
+			break
+		}
+		if err := lazy.decode(); err != nil {
+			return page, err
+		}
+		page.Entities = append(page.Entities, e)
+	}
+	if err := rows.Err(); err != nil {
+		return page, err
+	}
+	rows.Close()
+	if page.Next == nil && q.Filter != nil {
+		// A short page: either the key range ended, or the scan budget
+		// did. The row just past the budget, if there is one, is where the
+		// next page starts.
+		boundArgs := append(append([]any{t.ID}, b.args...), ScanBudget)
+		var pk, rk string
+		err := tx.tx.QueryRowContext(tx.ctx,
+			"SELECT pk, rk FROM entities WHERE tid = ?"+strings.Join(append([]string{""}, b.where...), " AND ")+
+				" ORDER BY pk, rk LIMIT 1 OFFSET ?", boundArgs...).Scan(&pk, &rk)
+		switch {
+		case err == nil:
+			page.Next = &Key{fromSortKey(pk), fromSortKey(rk)}
+		case !errors.Is(err, sql.ErrNoRows):
+			return page, err
+		}
+	}
+	return page, nil
+}
+
+// plannedQuery is the SQL of one page of Query Entities.
+type plannedQuery struct {
+	sql      string
+	args     []any
+	residual odata.Expr // evaluated in Go, if not nil
+	bounds   keyBounds  // the key range, for the budget check
+}
+
+// planQuery builds the SQL for q: a primary-key range scan bounded by the
+// scan budget, with the compiled filter applied to it.
+func planQuery(t Table, q EntityQuery) plannedQuery {
 	b := planKeys(q.Filter)
 	if q.Start != nil {
 		b.add("(pk, rk) >= (?, ?)", sortKey(q.Start.PK), sortKey(q.Start.RK))
@@ -115,54 +188,61 @@ func (tx *Tx) QueryEntities(t Table, q EntityQuery) (EntityPage, error) {
 			b.add("pk <= ?", sortKey(r.ToPK))
 		}
 	}
-	sqlText := "SELECT pk, rk, ts, props FROM entities WHERE tid = ?"
-	if len(b.where) > 0 {
-		sqlText += " AND " + strings.Join(b.where, " AND ")
+	scan := "SELECT pk, rk, ts, props FROM entities WHERE tid = ?"
+	for _, w := range b.where {
+		scan += " AND " + w
 	}
-	sqlText += " ORDER BY pk, rk LIMIT ?"
+	scan += " ORDER BY pk, rk"
 	args := append([]any{t.ID}, b.args...)
-	args = append(args, ScanBudget+1)
-	rows, err := tx.tx.QueryContext(tx.ctx, sqlText, args...)
-	if err != nil {
-		return page, err
+
+	filter, residual := splitFilter(q.Filter)
+	var query string
+	switch {
+	case q.Filter == nil:
+		// Every row is a match: the page itself bounds the scan.
+		query = scan + " LIMIT ?"
+		args = append(args, q.Top+1)
+	case filter.sql == "":
+		query = scan + " LIMIT ?"
+		args = append(args, ScanBudget)
+	default:
+		query = "SELECT pk, rk, ts, props FROM (" + scan + " LIMIT ?) WHERE " + filter.sql
+		args = append(append(args, ScanBudget), filter.args...)
+		if residual == nil {
+			query += " LIMIT ?"
+			args = append(args, q.Top+1)
+		}
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var pk, rk, props string
-		var ts int64
-		if err := rows.Scan(&pk, &rk, &ts, &props); err != nil {
-			return page, err
-		}
-		e := &edm.Entity{PartitionKey: fromSortKey(pk), RowKey: fromSortKey(rk), Timestamp: ts}
-		if page.Scanned == ScanBudget {
-			page.Next = &Key{e.PartitionKey, e.RowKey}
-			break
-		}
-		page.Scanned++
-		lazy := lazyEntity{e: e, props: props}
-		if q.Filter != nil && !odata.Eval(q.Filter, lazy.get) {
-			if lazy.err != nil {
-				return page, lazy.err
-			}
-			continue
-		}
-		if len(page.Entities) == q.Top {
-			page.Next = &Key{e.PartitionKey, e.RowKey}
-			break
-		}
-		if err := lazy.decode(); err != nil {
-			return page, err
-		}
-		page.Entities = append(page.Entities, e)
+	return plannedQuery{sql: query, args: args, residual: residual, bounds: b}
+}
+
+// splitFilter compiles the filter to SQL. When part of it cannot be
+// compiled, the compilable top-level conjuncts still go to SQL (they are
+// implied by the filter, so they only pre-filter) and the whole filter is
+// returned as the residual for odata.Eval.
+func splitFilter(f odata.Expr) (sqlExpr, odata.Expr) {
+	if f == nil {
+		return sqlExpr{}, nil
 	}
-	return page, rows.Err()
+	if c, ok := compileFilter(f); ok {
+		return c, nil
+	}
+	var parts []string
+	var args []any
+	for _, conj := range odata.Conjuncts(f) {
+		if c, ok := compileFilter(conj); ok {
+			parts = append(parts, c.sql)
+			args = append(args, c.args...)
+		}
+	}
+	return sqlExpr{sql: strings.Join(parts, " AND "), args: args}, f
 }
 
 // lazyEntity decodes the stored properties only when the filter asks for a
 // property other than the keys and Timestamp.
 type lazyEntity struct {
 	e       *edm.Entity
-	props   string
+	props   []byte // valid only while its row is current
 	decoded bool
 	err     error
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
@@ -82,8 +83,10 @@ func TestPropsRoundTrip(t *testing.T) {
 			t.Errorf("%s: %#v came back as %#v", a.Name, a.Value, b.Value)
 		}
 	}
-	if _, err := decodeProps(`{"x":[9,1]}`); err == nil {
-		t.Fatal("unknown type accepted")
+	for _, bad := range [][]byte{nil, []byte(`{"x":1}`), encodeProps(props)[:10], {0x0b}} {
+		if _, err := decodeProps(bad); err == nil {
+			t.Fatalf("malformed props %x accepted", bad)
+		}
 	}
 }
 
@@ -178,33 +181,63 @@ func TestQueryUsesKeyRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The design guide's query shapes, and the primary-key search SQLite
+	// plans for each: a point query, range queries and a partition scan
+	// search the key; only a filter without PartitionKey scans the table.
 	for _, tc := range []struct {
-		filter  string
-		scanned int
-		found   int
+		filter string
+		plan   string // the SEARCH line of EXPLAIN QUERY PLAN
+		found  int
 	}{
-		{"PartitionKey eq 'p2' and RowKey eq 'b'", 1, 1},
-		{"PartitionKey eq 'p2'", 3, 3},
-		{"PartitionKey eq 'p2' and RowKey ge 'b'", 2, 2},
-		{"PartitionKey ge 'p2'", 6, 6},
-		{"RowKey eq 'b'", 9, 3},     // no PartitionKey: a table scan
-		{"PartitionKey eq 5", 9, 0}, // type mismatch bounds nothing
-		{"PartitionKey eq 'p1' or RowKey eq 'c'", 9, 5},
+		{"PartitionKey eq 'p2' and RowKey eq 'b'", "(tid=? AND pk=? AND rk=?)", 1},
+		{"PartitionKey eq 'p2' and RowKey ge 'b'", "(tid=? AND pk=? AND rk>?)", 2},
+		{"PartitionKey eq 'p2' and RowKey ge 'a' and RowKey lt 'c'", "(tid=? AND pk=? AND rk>? AND rk<?)", 2},
+		{"PartitionKey eq 'p2'", "(tid=? AND pk=?)", 3},
+		{"PartitionKey eq 'p2' and Name eq 'x'", "(tid=? AND pk=?)", 0},
+		{"PartitionKey ge 'p2'", "(tid=? AND pk>?)", 6},
+		{"PartitionKey gt 'p1' and PartitionKey lt 'p3'", "(tid=? AND pk>? AND pk<?)", 3},
+		{"RowKey eq 'b'", "(tid=?)", 3},                                                 // a table scan
+		{"PartitionKey eq 5", "(tid=?)", 0},                                             // a type mismatch bounds nothing
+		{"PartitionKey eq 'p1' or RowKey eq 'c'", "(tid=?)", 5},                         // or: a table scan
+		{"PartitionKey eq 'p2' and RowKey ge '\uE000'", "(tid=? AND pk=? AND rk>?)", 0}, // residual in Go
 	} {
 		f, err := odata.ParseFilter(tc.filter)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var page EntityPage
+		q := EntityQuery{Filter: f, Top: 1000}
+		p := planQuery(tb, q)
+		var plan []string
 		err = s.View(ctx, func(tx *Tx) error {
-			page, err = tx.QueryEntities(tb, EntityQuery{Filter: f, Top: 1000})
-			return err
+			rows, err := tx.tx.Query("EXPLAIN QUERY PLAN "+p.sql, p.args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					return err
+				}
+				plan = append(plan, detail)
+			}
+			return rows.Err()
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if page.Scanned != tc.scanned || len(page.Entities) != tc.found {
-			t.Errorf("%s: scanned %d found %d, want %d and %d", tc.filter, page.Scanned, len(page.Entities), tc.scanned, tc.found)
+		joined := strings.Join(plan, " | ")
+		if !strings.Contains(joined, "SEARCH entities USING PRIMARY KEY "+tc.plan) || strings.Contains(joined, "SCAN entities") {
+			t.Errorf("%s: plan %q, want a primary-key search %s", tc.filter, joined, tc.plan)
+		}
+		var page EntityPage
+		err = s.View(ctx, func(tx *Tx) error {
+			page, err = tx.QueryEntities(tb, q)
+			return err
+		})
+		if err != nil || len(page.Entities) != tc.found {
+			t.Errorf("%s: %v, %d entities, want %d", tc.filter, err, len(page.Entities), tc.found)
 		}
 	}
 	// Key range restriction (a SAS scope): (p1,c) .. whole of p2.
@@ -228,3 +261,5 @@ func TestOpenRejectsGarbage(t *testing.T) {
 		t.Fatalf("garbage database: %v", err)
 	}
 }
+
+func timeAt(year int) time.Time { return time.Date(year, 6, 1, 12, 0, 0, 123456700, time.UTC) }

@@ -13,13 +13,13 @@ CREATE UNIQUE INDEX tables_by_name ON tables (account, lname);
 -- Entities, clustered by (table, PartitionKey, RowKey): point reads, key
 -- ranges and partition scans are primary-key lookups, and the primary key
 -- order is the service's result order. Keys are stored in the sort form of
--- keys.go so that byte order is UTF-16 ordinal order. props is JSON text, an
--- object of name -> [type, value] (see props.go).
+-- keys.go so that byte order is UTF-16 ordinal order. props is a JSONB
+-- object of "Name$<type letter>" -> value (see props.go).
 CREATE TABLE entities (
 	tid   INTEGER NOT NULL,
 	pk    TEXT    NOT NULL,
 	rk    TEXT    NOT NULL,
 	ts    INTEGER NOT NULL,  -- Timestamp in ticks; the ETag derives from it
-	props TEXT    NOT NULL,
+	props BLOB    NOT NULL,
 	PRIMARY KEY (tid, pk, rk)
 ) WITHOUT ROWID;

@@ -1,0 +1,156 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/store"
+)
+
+// benchServer is an in-process server with one table of n ~1 KiB entities
+// (100 partitions), loaded once per process and shared by the query
+// benchmarks. Set TABLEEMU_BENCH_DIR to keep the database between runs.
+var benchOnce sync.Once
+var benchHS *httptest.Server
+
+const benchN = 100_000
+
+func benchServer(b *testing.B) *httptest.Server {
+	b.Helper()
+	benchOnce.Do(func() {
+		dir := os.Getenv("TABLEEMU_BENCH_DIR")
+		fresh := dir == ""
+		if fresh {
+			var err error
+			if dir, err = os.MkdirTemp("", "tableemu-bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s, err := New(Config{Location: dir, Silent: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchHS = httptest.NewServer(s)
+		if r := benchDo(b, "GET", "/Tables('bench')", ""); r.StatusCode == 200 {
+			return
+		}
+		benchDo(b, "POST", "/Tables", `{"TableName":"bench"}`)
+		pad := strings.Repeat("x", 800)
+		// Load through the store directly: the benchmarks measure queries.
+		err = loadBench(s, benchN, pad)
+		if err != nil {
+			b.Fatal(err)
+		}
+	})
+	return benchHS
+}
+
+func benchEntity(i int, pad string) string {
+	e := map[string]any{"PartitionKey": fmt.Sprintf("p%03d", i%100), "RowKey": fmt.Sprintf("r%07d", i),
+		"Name": fmt.Sprintf("name%d", i), "Age": i % 100, "Score": float64(i) + 0.5, "Flag": i%2 == 0, "Pad": pad, "Tag": fmt.Sprintf("t%d", i%1000)}
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+func benchDo(b *testing.B, method, path, body string) *http.Response {
+	b.Helper()
+	req, _ := http.NewRequest(method, benchHS.URL, strings.NewReader(body))
+	p, q, _ := strings.Cut("/"+DevAccount+path, "?")
+	req.URL.Opaque, req.URL.RawQuery = p, q
+	signLiteForBench(req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// drain pages through a query to the end and returns the entity count.
+func drain(b *testing.B, filter string) (n int) {
+	b.Helper()
+	q := url.Values{}
+	if filter != "" {
+		q.Set("$filter", filter)
+	}
+	for {
+		req, _ := http.NewRequest("GET", benchHS.URL, nil)
+		req.URL.Opaque, req.URL.RawQuery = "/"+DevAccount+"/bench()", q.Encode()
+		signLiteForBench(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var body struct{ Value []json.RawMessage }
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		n += len(body.Value)
+		npk := resp.Header.Get("x-ms-continuation-NextPartitionKey")
+		if npk == "" {
+			return n
+		}
+		q.Set("NextPartitionKey", npk)
+		q.Set("NextRowKey", resp.Header.Get("x-ms-continuation-NextRowKey"))
+	}
+}
+
+func BenchmarkQuery(b *testing.B) {
+	benchServer(b)
+	for _, tc := range []struct {
+		name, filter string
+		want         int
+	}{
+		{"point", "PartitionKey eq 'p007' and RowKey eq 'r0050007'", 1},
+		{"range1000", "PartitionKey eq 'p007' and RowKey ge 'r0000000' and RowKey lt 'r0100000'", 1000},
+		{"partition", "PartitionKey eq 'p007'", 1000},
+		{"sparse", "Tag eq 't7'", 100},
+		{"drain", "", benchN},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if n := drain(b, tc.filter); n != tc.want {
+					b.Fatalf("%d entities, want %d", n, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func loadBench(s *Server, n int, pad string) error {
+	const chunk = 1000
+	for start := 0; start < n; start += chunk {
+		err := s.store.Update(context.Background(), func(tx *store.Tx) error {
+			t, err := tx.GetTable(DevAccount, "bench")
+			if err != nil {
+				return err
+			}
+			for i := start; i < start+chunk && i < n; i++ {
+				d, err := wire.DecodeEntity([]byte(benchEntity(i, pad)))
+				if err != nil {
+					return err
+				}
+				if err := tx.InsertEntity(t, &d.Entity); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
