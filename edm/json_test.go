@@ -2,6 +2,7 @@ package edm
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,29 @@ func TestAppendJSONString(t *testing.T) {
 		if err := json.Unmarshal([]byte(got[1:]), &back); err != nil {
 			t.Errorf("AppendJSONString(%+q) is not JSON: %v", tt.in, err)
 		}
+	}
+}
+
+func TestPlainASCII8(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			buf := []byte("abcdefgh")
+			buf[pos] = byte(c)
+			want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+			w := uint64(buf[0]) | uint64(buf[1])<<8 | uint64(buf[2])<<16 | uint64(buf[3])<<24 |
+				uint64(buf[4])<<32 | uint64(buf[5])<<40 | uint64(buf[6])<<48 | uint64(buf[7])<<56
+			if got := plainASCII8(w); got != want {
+				t.Fatalf("byte %#x at %d: %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := strings.Repeat("plain ascii text of a typical entity ", 25)
+	buf := make([]byte, 0, 2048)
+	b.SetBytes(int64(len(s)))
+	for i := 0; i < b.N; i++ {
+		buf = AppendJSONString(buf[:0], s)
 	}
 }

@@ -68,45 +68,51 @@ func (s *Server) queryEntities(c *call) error {
 		}
 		eq.Range = r
 	}
-	var page store.EntityPage
-	var t store.Table
+	// Entities are encoded as the scan reads them: the store hands each
+	// one over only for the duration of the call (store.ScanEntities).
+	buf := getBuf()
+	defer putBuf(buf)
+	b := *buf
+	var next *store.Key
 	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
-		var err error
-		if t, err = entityTable(tx, c); err != nil {
+		t, err := entityTable(tx, c)
+		if err != nil {
 			return err
 		}
-		page, err = tx.QueryEntities(t, eq)
+		opts := c.encodeOptions(t.Name, sel)
+		b = append(b[:0], '{')
+		if c.level != wire.NoMetadata {
+			meta := c.baseURL() + "/$metadata#" + t.Name
+			if len(sel) > 0 {
+				meta += "&$select=" + strings.Join(sel, ",")
+			}
+			b = append(b, `"odata.metadata":`...)
+			b = edm.AppendJSONString(b, meta)
+			b = append(b, ',')
+		}
+		b = append(b, `"value":[`...)
+		first := true
+		next, err = tx.ScanEntities(t, eq, func(e *edm.Entity) error {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = wire.AppendEntity(b, e, opts)
+			return nil
+		})
+		b = append(b, "]}"...)
 		return storeErr(err)
 	})
 	if err != nil {
 		return err
 	}
-	opts := c.encodeOptions(t.Name, sel)
-	b := make([]byte, 0, 256+len(page.Entities)*256)
-	b = append(b, '{')
-	if c.level != wire.NoMetadata {
-		meta := c.baseURL() + "/$metadata#" + t.Name
-		if len(sel) > 0 {
-			meta += "&$select=" + strings.Join(sel, ",")
-		}
-		b = append(b, `"odata.metadata":`...)
-		b = edm.AppendJSONString(b, meta)
-		b = append(b, ',')
-	}
-	b = append(b, `"value":[`...)
-	for i, e := range page.Entities {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = wire.AppendEntity(b, e, opts)
-	}
-	b = append(b, "]}"...)
-	if page.Next != nil {
+	if next != nil {
 		// Both headers whenever more results exist, neither on the last
 		// page (PROTOCOL.md 0.1).
-		c.w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(page.Next.PK))
-		c.w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(page.Next.RK))
+		c.w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(next.PK))
+		c.w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(next.RK))
 	}
+	*buf = b // keep the grown buffer for the pool
 	c.writeJSON(http.StatusOK, b)
 	return nil
 }

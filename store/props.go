@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tableemu/tableemu/edm"
 )
@@ -197,11 +198,17 @@ func jbString(b []byte, typ byte, start, end int) (string, error) {
 
 // decodeProps reads the stored JSONB object back into properties.
 func decodeProps(b []byte) ([]edm.Property, error) {
+	return decodePropsInto(make([]edm.Property, 0, 8), b, false)
+}
+
+// decodePropsInto appends the properties of b to props. With alias, String
+// and Guid values point into b instead of being copied: the caller must
+// not use them once b changes (ScanEntities).
+func decodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property, error) {
 	typ, i, end, err := jbElem(b, 0)
 	if err != nil || typ != jbObject || end != len(b) {
 		return nil, errProps
 	}
-	props := make([]edm.Property, 0, 8)
 	for i < end {
 		ktyp, ks, ke, err := jbElem(b, i)
 		if err != nil {
@@ -219,7 +226,7 @@ func decodeProps(b []byte) ([]edm.Property, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := jbValue(b, t, vtyp, vs, ve)
+		v, err := jbValue(b, t, vtyp, vs, ve, alias)
 		if err != nil {
 			return nil, fmt.Errorf("%w: property %q", err, key)
 		}
@@ -229,12 +236,16 @@ func decodeProps(b []byte) ([]edm.Property, error) {
 	return props, nil
 }
 
-func jbValue(b []byte, t edm.Type, typ byte, start, end int) (edm.Value, error) {
+func jbValue(b []byte, t edm.Type, typ byte, start, end int, alias bool) (edm.Value, error) {
 	v := edm.Value{T: t}
 	var err error
 	switch t {
 	case edm.String, edm.Guid:
-		v.S, err = jbString(b, typ, start, end)
+		if alias && (typ == jbTextRaw || typ == jbText) && end > start {
+			v.S = unsafe.String(&b[start], end-start)
+		} else {
+			v.S, err = jbString(b, typ, start, end)
+		}
 	case edm.Binary:
 		var h string
 		if h, err = jbString(b, typ, start, end); err == nil {

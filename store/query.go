@@ -108,58 +108,82 @@ func planKeys(filter odata.Expr) keyBounds {
 // next page starts.
 func (tx *Tx) QueryEntities(t Table, q EntityQuery) (EntityPage, error) {
 	var page EntityPage
+	next, err := tx.scanEntities(t, q, false, func(e *edm.Entity) error {
+		c := *e
+		c.Properties = append([]edm.Property(nil), e.Properties...) // scanEntities reuses e's
+		page.Entities = append(page.Entities, &c)
+		return nil
+	})
+	page.Next = next
+	return page, err
+}
+
+// ScanEntities is QueryEntities for a caller that handles each entity as
+// it is read: fn sees the page's entities in order, and returns the
+// continuation. To spare a copy of every property, e and the strings in it
+// point into SQLite's row buffer and are valid only during the call to fn:
+// fn must not keep them.
+func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error) (*Key, error) {
+	return tx.scanEntities(t, q, true, fn)
+}
+
+func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (*Key, error) {
 	p := planQuery(t, q)
-	query, args, residual, b := p.sql, p.args, p.residual, p.bounds
-	rows, err := tx.tx.QueryContext(tx.ctx, query, args...)
+	rows, err := tx.tx.QueryContext(tx.ctx, p.sql, p.args...)
 	if err != nil {
-		return page, err
+		return nil, err
 	}
 	defer rows.Close()
+	var next *Key
+	var e edm.Entity
+	var pk, rk string
+	var props sql.RawBytes
+	n := 0
 	for rows.Next() {
-		var pk, rk string
-		var props sql.RawBytes
-		var ts int64
-		if err := rows.Scan(&pk, &rk, &ts, &props); err != nil {
-			return page, err
+		if err := rows.Scan(&pk, &rk, &e.Timestamp, &props); err != nil {
+			return nil, err
 		}
-		e := &edm.Entity{PartitionKey: fromSortKey(pk), RowKey: fromSortKey(rk), Timestamp: ts}
-		lazy := lazyEntity{e: e, props: props}
-		if residual != nil && !odata.Eval(residual, lazy.get) {
+		e.PartitionKey, e.RowKey = fromSortKey(pk), fromSortKey(rk)
+		lazy := lazyEntity{e: &e, props: props, alias: alias}
+		if p.residual != nil && !odata.Eval(p.residual, lazy.get) {
 			if lazy.err != nil {
-				return page, lazy.err
+				return nil, lazy.err
 			}
 			continue
 		}
-		if len(page.Entities) == q.Top {
-			page.Next = &Key{e.PartitionKey, e.RowKey}
+		if n == q.Top {
+			next = &Key{e.PartitionKey, e.RowKey}
 			break
 		}
 		if err := lazy.decode(); err != nil {
-			return page, err
+			return nil, err
 		}
-		page.Entities = append(page.Entities, e)
+		if err := fn(&e); err != nil {
+			return nil, err
+		}
+		n++
 	}
 	if err := rows.Err(); err != nil {
-		return page, err
+		return nil, err
 	}
 	rows.Close()
-	if page.Next == nil && q.Filter != nil {
+	if next == nil && q.Filter != nil {
 		// A short page: either the key range ended, or the scan budget
 		// did. The row just past the budget, if there is one, is where the
 		// next page starts.
-		boundArgs := append(append([]any{t.ID}, b.args...), ScanBudget)
-		var pk, rk string
+		b := p.bounds
+		args := append(append([]any{t.ID}, b.args...), ScanBudget)
 		err := tx.tx.QueryRowContext(tx.ctx,
 			"SELECT pk, rk FROM entities WHERE tid = ?"+strings.Join(append([]string{""}, b.where...), " AND ")+
-				" ORDER BY pk, rk LIMIT 1 OFFSET ?", boundArgs...).Scan(&pk, &rk)
+				" ORDER BY pk, rk LIMIT 1 OFFSET ?", args...).Scan(&pk, &rk)
 		switch {
 		case err == nil:
-			page.Next = &Key{fromSortKey(pk), fromSortKey(rk)}
+			next = &Key{fromSortKey(pk), fromSortKey(rk)}
 		case !errors.Is(err, sql.ErrNoRows):
-			return page, err
+			return nil, err
 		}
 	}
-	return page, nil
+	return next, nil
 }
 
 // plannedQuery is the SQL of one page of Query Entities.
@@ -243,6 +267,7 @@ func splitFilter(f odata.Expr) (sqlExpr, odata.Expr) {
 type lazyEntity struct {
 	e       *edm.Entity
 	props   []byte // valid only while its row is current
+	alias   bool   // strings may point into props
 	decoded bool
 	err     error
 }
@@ -250,7 +275,7 @@ type lazyEntity struct {
 func (l *lazyEntity) decode() error {
 	if !l.decoded {
 		l.decoded = true
-		l.e.Properties, l.err = decodeProps(l.props)
+		l.e.Properties, l.err = decodePropsInto(l.e.Properties[:0], l.props, l.alias)
 	}
 	return l.err
 }

@@ -93,13 +93,15 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 	compiled := 0
 	for i := 0; i < 2000; i++ {
 		f := randomFilter(r, r.IntN(4))
-		var want []string
+		var want, wantFull []string
 		for _, e := range all {
 			if odata.Eval(f, e.Get) {
 				want = append(want, e.PartitionKey+"|"+e.RowKey)
+				wantFull = append(wantFull, fingerprint(e))
 			}
 		}
 		sort.Strings(want)
+		sort.Strings(wantFull)
 		c, ok := compileFilter(f)
 		if ok {
 			compiled++
@@ -130,7 +132,7 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 		// The whole query path — plan, compiled or residual filter,
 		// paging — returns the same entities in key order.
 		top := 1 + r.IntN(60)
-		var paged []string
+		var paged, pagedFull []string
 		var start *Key
 		for {
 			var page EntityPage
@@ -144,6 +146,7 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 			}
 			for _, e := range page.Entities {
 				paged = append(paged, e.PartitionKey+"|"+e.RowKey)
+				pagedFull = append(pagedFull, fingerprint(e))
 			}
 			if page.Next == nil {
 				break
@@ -153,9 +156,10 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 		if !sort.SliceIsSorted(paged, func(i, j int) bool { return keyLess(paged[i], paged[j]) }) {
 			t.Fatalf("%s: pages out of key order: %v", f, paged)
 		}
-		sort.Strings(paged)
-		if strings.Join(paged, ",") != strings.Join(want, ",") {
-			t.Fatalf("filter %s, top %d: pages returned %v, want %v", f, top, paged, want)
+		sort.Strings(pagedFull)
+		if strings.Join(pagedFull, ",") != strings.Join(wantFull, ",") {
+			t.Fatalf("filter %s, top %d: pages returned %d entities, want %d; first difference: %s",
+				f, top, len(pagedFull), len(wantFull), firstDiff(pagedFull, wantFull))
 		}
 	}
 	if compiled < 1600 {
@@ -170,4 +174,24 @@ func keyLess(a, b string) bool {
 		return c < 0
 	}
 	return edm.CompareStrings(ar, br) < 0
+}
+
+// fingerprint renders an entity's keys and properties, for comparing
+// query results with the entities inserted.
+func fingerprint(e *edm.Entity) string {
+	var b strings.Builder
+	b.WriteString(e.PartitionKey + "|" + e.RowKey)
+	for _, p := range e.Properties {
+		b.WriteString("|" + p.Name + "=" + p.Value.T.Name() + ":" + p.Value.String())
+	}
+	return b.String()
+}
+
+func firstDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("got %s, want %s", got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d", len(got), len(want))
 }
