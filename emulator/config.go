@@ -40,6 +40,9 @@ type Config struct {
 	Debug                  string // --debug FILE
 	Silent                 bool   // --silent
 	Accounts               []Account
+	// NoAutoIndex turns off automatic property indexes (store/autoindex.go):
+	// every filter on a non-key property then scans, as on the service.
+	NoAutoIndex bool // --noAutoIndex
 	// Warnings are notes about accepted but unusual input, printed at start.
 	Warnings []string
 }
@@ -75,6 +78,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.StringVar(&c.Debug, "d", "", "short for --debug")
 	fs.BoolVar(&c.Silent, "silent", false, "no access log")
 	fs.BoolVar(&c.Silent, "s", false, "short for --silent")
+	fs.BoolVar(&c.NoAutoIndex, "noAutoIndex", false, "never index properties that filters keep scanning")
 	// Azurite flags that change nothing here are accepted so that
 	// existing command lines keep working.
 	var ignored bool

@@ -73,7 +73,7 @@ func (s *Server) queryEntities(c *call) error {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := *buf
-	var next *store.Key
+	var res store.ScanResult
 	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
 		if err != nil {
@@ -92,7 +92,7 @@ func (s *Server) queryEntities(c *call) error {
 		}
 		b = append(b, `"value":[`...)
 		first := true
-		next, err = tx.ScanEntities(t, eq, func(e *edm.Entity) error {
+		res, err = tx.ScanEntities(t, eq, func(e *edm.Entity) error {
 			if !first {
 				b = append(b, ',')
 			}
@@ -106,7 +106,7 @@ func (s *Server) queryEntities(c *call) error {
 	if err != nil {
 		return err
 	}
-	if next != nil {
+	if next := res.Next; next != nil {
 		// Both headers whenever more results exist, neither on the last
 		// page (PROTOCOL.md 0.1).
 		c.w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(next.PK))

@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"errors"
 	"strings"
 
 	"github.com/tableemu/tableemu/edm"
@@ -43,7 +42,18 @@ type KeyRange struct {
 // EntityPage is one page of results; Next is nil on the last page.
 type EntityPage struct {
 	Entities []*edm.Entity
-	Next     *Key
+	ScanResult
+}
+
+// ScanResult says how a page was read.
+type ScanResult struct {
+	// Next is where the next page starts; nil on the last page.
+	Next *Key
+	// Scanned is how many entities were examined, when the page came back
+	// short (then the count is exact and cheap); 0 when not counted.
+	Scanned int
+	// Index names the automatic index the page was read through, if any.
+	Index string
 }
 
 // keyBounds is the primary-key range the filter's top-level conjuncts on
@@ -98,168 +108,106 @@ func planKeys(filter odata.Expr) keyBounds {
 
 // QueryEntities returns one page of the entities of t that match q, in
 // PartitionKey, RowKey order.
-//
-// The key range (planKeys, the continuation, a SAS range) bounds an index
-// scan of at most ScanBudget rows; the filter, compiled to SQL
-// (compileFilter), rejects rows inside SQLite. A filter that cannot be
-// compiled whole is checked by odata.Eval in Go, after SQL has applied its
-// compilable top-level conjuncts. When a page comes back short, one more
-// key-only step finds whether the budget cut the scan, and if so where the
-// next page starts.
 func (tx *Tx) QueryEntities(t Table, q EntityQuery) (EntityPage, error) {
 	var page EntityPage
-	next, err := tx.scanEntities(t, q, false, func(e *edm.Entity) error {
+	res, err := tx.scanEntities(t, q, false, func(e *edm.Entity) error {
 		c := *e
 		c.Properties = append([]edm.Property(nil), e.Properties...) // scanEntities reuses e's
 		page.Entities = append(page.Entities, &c)
 		return nil
 	})
-	page.Next = next
+	page.ScanResult = res
 	return page, err
 }
 
 // ScanEntities is QueryEntities for a caller that handles each entity as
-// it is read: fn sees the page's entities in order, and returns the
-// continuation. To spare a copy of every property, e and the strings in it
-// point into SQLite's row buffer and are valid only during the call to fn:
-// fn must not keep them.
-func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error) (*Key, error) {
+// it is read: fn sees the page's entities in order. To spare a copy of
+// every property, e and the strings in it point into SQLite's row buffer
+// and are valid only during the call to fn: fn must not keep them.
+func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error) (ScanResult, error) {
 	return tx.scanEntities(t, q, true, fn)
 }
 
-func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (*Key, error) {
-	p := planQuery(t, q)
+// scanEntities runs the plan of plan.go and applies the residual filter.
+func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (ScanResult, error) {
+	var res ScanResult
+	p, err := tx.plan(t, q)
+	if err != nil {
+		return res, err
+	}
+	res.Index = p.index
 	rows, err := tx.tx.QueryContext(tx.ctx, p.sql, p.args...)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer rows.Close()
-	var next *Key
 	var e edm.Entity
 	var pk, rk string
 	var props sql.RawBytes
 	n := 0
 	for rows.Next() {
 		if err := rows.Scan(&pk, &rk, &e.Timestamp, &props); err != nil {
-			return nil, err
+			return res, err
 		}
 		e.PartitionKey, e.RowKey = fromSortKey(pk), fromSortKey(rk)
 		lazy := lazyEntity{e: &e, props: props, alias: alias}
 		if p.residual != nil && !odata.Eval(p.residual, lazy.get) {
 			if lazy.err != nil {
-				return nil, lazy.err
+				return res, lazy.err
 			}
 			continue
 		}
 		if n == q.Top {
-			next = &Key{e.PartitionKey, e.RowKey}
+			res.Next = &Key{e.PartitionKey, e.RowKey}
 			break
 		}
 		if err := lazy.decode(); err != nil {
-			return nil, err
+			return res, err
 		}
 		if err := fn(&e); err != nil {
-			return nil, err
+			return res, err
 		}
 		n++
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return res, err
 	}
 	rows.Close()
-	if next == nil && q.Filter != nil {
-		// A short page: either the key range ended, or the scan budget
-		// did. The row just past the budget, if there is one, is where the
-		// next page starts.
-		b := p.bounds
-		args := append(append([]any{t.ID}, b.args...), ScanBudget)
-		err := tx.tx.QueryRowContext(tx.ctx,
-			"SELECT pk, rk FROM entities WHERE tid = ?"+strings.Join(append([]string{""}, b.where...), " AND ")+
-				" ORDER BY pk, rk LIMIT 1 OFFSET ?", args...).Scan(&pk, &rk)
-		switch {
-		case err == nil:
-			next = &Key{fromSortKey(pk), fromSortKey(rk)}
-		case !errors.Is(err, sql.ErrNoRows):
-			return nil, err
+	if res.Next == nil && p.budgeted {
+		if err := tx.budgetCheck(t, p, n, &res); err != nil {
+			return res, err
 		}
 	}
-	return next, nil
+	return res, nil
 }
 
-// plannedQuery is the SQL of one page of Query Entities.
-type plannedQuery struct {
-	sql      string
-	args     []any
-	residual odata.Expr // evaluated in Go, if not nil
-	bounds   keyBounds  // the key range, for the budget check
-}
-
-// planQuery builds the SQL for q: a primary-key range scan bounded by the
-// scan budget, with the compiled filter applied to it.
-func planQuery(t Table, q EntityQuery) plannedQuery {
-	b := planKeys(q.Filter)
-	if q.Start != nil {
-		b.add("(pk, rk) >= (?, ?)", sortKey(q.Start.PK), sortKey(q.Start.RK))
+// budgetCheck follows a short page of a budgeted scan. Either the key range
+// ended or the scan budget did: counting the rows the scan could reach
+// tells which, and if the budget did, the row just past it is where the
+// next page starts. The count is also how a filter that keeps scanning
+// many entities for few matches asks for an automatic index.
+func (tx *Tx) budgetCheck(t Table, p plannedQuery, matched int, res *ScanResult) error {
+	b := p.bounds
+	where := "tid = ?" + strings.Join(append([]string{""}, b.where...), " AND ")
+	args := append(append([]any{t.ID}, b.args...), ScanBudget+1)
+	if err := tx.tx.QueryRowContext(tx.ctx,
+		"SELECT count(*) FROM (SELECT 1 FROM entities WHERE "+where+" ORDER BY pk, rk LIMIT ?)", args...).Scan(&res.Scanned); err != nil {
+		return err
 	}
-	if r := q.Range; r != nil {
-		if r.From != nil {
-			b.add("(pk, rk) >= (?, ?)", sortKey(r.From.PK), sortKey(r.From.RK))
+	if res.Scanned > ScanBudget {
+		res.Scanned = ScanBudget
+		var pk, rk string
+		args[len(args)-1] = ScanBudget
+		if err := tx.tx.QueryRowContext(tx.ctx,
+			"SELECT pk, rk FROM entities WHERE "+where+" ORDER BY pk, rk LIMIT 1 OFFSET ?", args...).Scan(&pk, &rk); err != nil {
+			return err
 		}
-		switch {
-		case r.To && r.HasToRK:
-			b.add("(pk, rk) <= (?, ?)", sortKey(r.ToPK), sortKey(r.ToRK))
-		case r.To:
-			b.add("pk <= ?", sortKey(r.ToPK))
-		}
+		res.Next = &Key{fromSortKey(pk), fromSortKey(rk)}
 	}
-	scan := "SELECT pk, rk, ts, props FROM entities WHERE tid = ?"
-	for _, w := range b.where {
-		scan += " AND " + w
+	if len(p.indexable) > 0 && res.Scanned >= autoIndexMinRows && matched*20 < res.Scanned {
+		tx.s.noteScan(p.indexable)
 	}
-	scan += " ORDER BY pk, rk"
-	args := append([]any{t.ID}, b.args...)
-
-	filter, residual := splitFilter(q.Filter)
-	var query string
-	switch {
-	case q.Filter == nil:
-		// Every row is a match: the page itself bounds the scan.
-		query = scan + " LIMIT ?"
-		args = append(args, q.Top+1)
-	case filter.sql == "":
-		query = scan + " LIMIT ?"
-		args = append(args, ScanBudget)
-	default:
-		query = "SELECT pk, rk, ts, props FROM (" + scan + " LIMIT ?) WHERE " + filter.sql
-		args = append(append(args, ScanBudget), filter.args...)
-		if residual == nil {
-			query += " LIMIT ?"
-			args = append(args, q.Top+1)
-		}
-	}
-	return plannedQuery{sql: query, args: args, residual: residual, bounds: b}
-}
-
-// splitFilter compiles the filter to SQL. When part of it cannot be
-// compiled, the compilable top-level conjuncts still go to SQL (they are
-// implied by the filter, so they only pre-filter) and the whole filter is
-// returned as the residual for odata.Eval.
-func splitFilter(f odata.Expr) (sqlExpr, odata.Expr) {
-	if f == nil {
-		return sqlExpr{}, nil
-	}
-	if c, ok := compileFilter(f); ok {
-		return c, nil
-	}
-	var parts []string
-	var args []any
-	for _, conj := range odata.Conjuncts(f) {
-		if c, ok := compileFilter(conj); ok {
-			parts = append(parts, c.sql)
-			args = append(args, c.args...)
-		}
-	}
-	return sqlExpr{sql: strings.Join(parts, " AND "), args: args}, f
+	return nil
 }
 
 // lazyEntity decodes the stored properties only when the filter asks for a

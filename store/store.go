@@ -49,6 +49,8 @@ type Options struct {
 	// InMemory keeps everything in memory: nothing is written to disk and
 	// everything is lost on Close.
 	InMemory bool
+	// NoAutoIndex turns automatic property indexes off (autoindex.go).
+	NoAutoIndex bool
 }
 
 // Store is an open database. It is safe for concurrent use.
@@ -60,7 +62,8 @@ type Store struct {
 	w, r *sql.DB
 	path string
 
-	closed atomic.Bool
+	closed  atomic.Bool
+	autoIdx autoIndexes
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (PROTOCOL.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -130,6 +133,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
+	if err := s.autoIdx.load(ctx, s); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", s.path, err)
+	}
+	s.autoIdx.disabled = opts.NoAutoIndex
 	return s, nil
 }
 
@@ -142,6 +150,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.autoIdx.wg.Wait() // an index being built holds the writer
 	var errs []error
 	if s.r != s.w {
 		errs = append(errs, s.r.Close())

@@ -206,9 +206,12 @@ func TestQueryUsesKeyRanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := EntityQuery{Filter: f, Top: 1000}
-		p := planQuery(tb, q)
 		var plan []string
 		err = s.View(ctx, func(tx *Tx) error {
+			p, err := tx.plan(tb, q)
+			if err != nil {
+				return err
+			}
 			rows, err := tx.tx.Query("EXPLAIN QUERY PLAN "+p.sql, p.args...)
 			if err != nil {
 				return err

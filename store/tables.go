@@ -55,6 +55,9 @@ func (tx *Tx) DeleteTable(account, name string) error {
 	if err != nil {
 		return err
 	}
+	if err := tx.dropIndexes(t.ID); err != nil {
+		return err
+	}
 	if _, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
 		return err
 	}

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata"
+)
+
+// plannedQuery is the SQL of one page of Query Entities.
+type plannedQuery struct {
+	sql       string
+	args      []any
+	residual  odata.Expr  // evaluated in Go, if not nil
+	bounds    keyBounds   // the key range
+	budgeted  bool        // a scan bounded by ScanBudget: check a short page
+	index     string      // the automatic index used, if any
+	indexable []indexable // comparisons an automatic index could serve
+}
+
+// plan builds the SQL for one page of q. The key range (planKeys, the
+// continuation, a SAS range) bounds the rows; the filter compiled to SQL
+// (sqlfilter.go) rejects rows inside SQLite. Rows are read one of two ways:
+//
+//   - a primary-key scan of the range, at most ScanBudget rows (the
+//     service's time limit, made deterministic);
+//   - through an automatic index (autoindex.go) on a property the filter
+//     compares with eq, gt or ge, reading only the entities whose property
+//     is in range.
+func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
+	p := plannedQuery{bounds: keyRange(q)}
+	filter, residual := splitFilter(q.Filter)
+	p.residual = residual
+	if q.Filter != nil {
+		p.indexable = indexableConjuncts(t.ID, q.Filter)
+	}
+	if ix, ok, err := tx.chooseIndex(t, p); err != nil {
+		return p, err
+	} else if ok {
+		// Through the index: the partial index's condition tid = N must be
+		// in the query as a literal for SQLite to match it; ids are
+		// integers the store assigned, never client text.
+		p.index = ix.key.name()
+		fsql := filter.sql
+		if fsql == "" {
+			fsql = "1"
+		}
+		p.sql = "SELECT pk, rk, ts, props FROM entities INDEXED BY " + p.index +
+			" WHERE tid = " + strconv.FormatInt(t.ID, 10) + " AND " + ix.sql + p.bounds.and() + " AND " + fsql + " ORDER BY pk, rk"
+		p.args = append(append(append(p.args, ix.args...), p.bounds.args...), filter.args...)
+		if residual == nil {
+			p.sql += " LIMIT ?"
+			p.args = append(p.args, q.Top+1)
+		}
+		return p, nil
+	}
+
+	scan := "SELECT pk, rk, ts, props FROM entities WHERE tid = ?" + p.bounds.and() + " ORDER BY pk, rk"
+	p.args = append([]any{t.ID}, p.bounds.args...)
+	switch {
+	case q.Filter == nil:
+		// Every row is a match: the page itself bounds the scan.
+		p.sql = scan + " LIMIT ?"
+		p.args = append(p.args, q.Top+1)
+	case filter.sql == "":
+		p.sql = scan + " LIMIT ?"
+		p.args = append(p.args, ScanBudget)
+		p.budgeted = true
+	default:
+		p.sql = "SELECT pk, rk, ts, props FROM (" + scan + " LIMIT ?) WHERE " + filter.sql
+		p.args = append(append(p.args, ScanBudget), filter.args...)
+		if residual == nil {
+			p.sql += " LIMIT ?"
+			p.args = append(p.args, q.Top+1)
+		}
+		p.budgeted = true
+	}
+	return p, nil
+}
+
+// keyRange is the primary-key range of q: its key predicates, continuation
+// and SAS range.
+func keyRange(q EntityQuery) keyBounds {
+	b := planKeys(q.Filter)
+	if q.Start != nil {
+		b.add("(pk, rk) >= (?, ?)", sortKey(q.Start.PK), sortKey(q.Start.RK))
+	}
+	if r := q.Range; r != nil {
+		if r.From != nil {
+			b.add("(pk, rk) >= (?, ?)", sortKey(r.From.PK), sortKey(r.From.RK))
+		}
+		switch {
+		case r.To && r.HasToRK:
+			b.add("(pk, rk) <= (?, ?)", sortKey(r.ToPK), sortKey(r.ToRK))
+		case r.To:
+			b.add("pk <= ?", sortKey(r.ToPK))
+		}
+	}
+	return b
+}
+
+// and renders the bounds as " AND cond AND cond".
+func (b keyBounds) and() string {
+	if len(b.where) == 0 {
+		return ""
+	}
+	return " AND " + strings.Join(b.where, " AND ")
+}
+
+// indexUse is a comparison rewritten to match an automatic index.
+type indexUse struct {
+	key  indexKey
+	sql  string
+	args []any
+}
+
+// chooseIndex picks an automatic index for the page, if one serves: an
+// eq comparison first (its matches come out of the index already in key
+// order), else a gt or ge comparison that selects few enough entities for
+// sorting them to beat a scan.
+func (tx *Tx) chooseIndex(t Table, p plannedQuery) (indexUse, bool, error) {
+	var ranges []indexUse
+	for _, c := range p.indexable {
+		if !tx.s.autoIdx.has(c.key) {
+			continue
+		}
+		u := indexUse{key: c.key}
+		expr := indexExpr(c.cmp.Prop, c.types)
+		hasDouble := c.types[len(c.types)-1] == edm.Double
+		switch {
+		case c.cmp.Op == odata.Eq:
+			u.sql, u.args = expr+" = ?", []any{sqlValue(c.cmp.Lit)}
+			return u, true, nil
+		case hasDouble && c.cmp.Lit.T != edm.Double:
+			// An integer literal against integers and Doubles: SQLite
+			// compares INTEGER with REAL exactly, so the literal itself is
+			// the bound; the upper bound +Inf excludes NaN, stored as text.
+			u.args = []any{c.cmp.Lit.N, math.Inf(1)}
+			if c.cmp.Op == odata.Gt {
+				u.sql = expr + " > ? AND " + expr + " <= ?"
+			} else {
+				u.sql = expr + " BETWEEN ? AND ?"
+			}
+		case hasDouble:
+			// A Double literal against Doubles only: as in term
+			// (sqlfilter.go), BETWEEN the smallest Double in range and +Inf.
+			if c.cmp.Op == odata.Gt && math.IsInf(c.cmp.Lit.F, 1) {
+				continue // nothing is above +Inf; the scan answers at once
+			}
+			u.sql = expr + " BETWEEN ? AND ?"
+			u.args = []any{doubleAtLeast(c.cmp.Lit, c.cmp.Op == odata.Gt), math.Inf(1)}
+		default:
+			u.sql, u.args = expr+sqlOps[c.cmp.Op]+"?", []any{sqlValue(c.cmp.Lit)}
+		}
+		ranges = append(ranges, u)
+	}
+	for _, u := range ranges {
+		var n int
+		args := append(append([]any{}, u.args...), p.bounds.args...)
+		args = append(args, rangeIndexMax+1)
+		err := tx.tx.QueryRowContext(tx.ctx, "SELECT count(*) FROM (SELECT 1 FROM entities INDEXED BY "+u.key.name()+
+			" WHERE tid = "+strconv.FormatInt(t.ID, 10)+" AND "+u.sql+p.bounds.and()+" LIMIT ?)", args...).Scan(&n)
+		if err != nil {
+			return u, false, err
+		}
+		if n <= rangeIndexMax {
+			return u, true, nil
+		}
+	}
+	return indexUse{}, false, nil
+}
+
+// splitFilter compiles the filter to SQL. When part of it cannot be
+// compiled, the compilable top-level conjuncts still go to SQL (they are
+// implied by the filter, so they only pre-filter) and the whole filter is
+// returned as the residual for odata.Eval.
+func splitFilter(f odata.Expr) (sqlExpr, odata.Expr) {
+	if f == nil {
+		return sqlExpr{}, nil
+	}
+	if c, ok := compileFilter(f); ok {
+		return c, nil
+	}
+	var parts []string
+	var args []any
+	for _, conj := range odata.Conjuncts(f) {
+		if c, ok := compileFilter(conj); ok {
+			parts = append(parts, c.sql)
+			args = append(args, c.args...)
+		}
+	}
+	return sqlExpr{sql: strings.Join(parts, " AND "), args: args}, f
+}
