@@ -143,7 +143,9 @@ func (tg *target) newNamedTable(t *testing.T) (*aztables.Client, string) {
 		t.Fatalf("create table %s: %v", name, err)
 	}
 	t.Cleanup(func() { svc.DeleteTable(context.Background(), name, nil) })
-	return svc.NewClient(name), name
+	c := svc.NewClient(name)
+	clientNames[c] = name
+	return c, name
 }
 
 func tableName() string {
