@@ -58,11 +58,11 @@ func TestFiltersOnEveryType(t *testing.T) {
 		{"X eq X'01ff'", "1"},
 		{"X gt binary'00ff'", "12"},
 		{"Missing eq 1", ""},
-		{"Missing ne 1", ""},                // missing: every comparison is false
-		{"not (Missing eq 1)", "012"},       // not flips it
-		{"S eq 1", ""},                      // type mismatch: eq false
-		{"S ne 1", "012"},                   // mismatch: ne true
-		{"I eq 10L", ""},                    // Int32 property, Int64 literal: mismatch
+		{"Missing ne 1", ""},          // missing: every comparison is false
+		{"not (Missing eq 1)", "012"}, // not flips it
+		{"S eq 1", ""},                // type mismatch: eq false
+		{"S ne 1", "012"},             // mismatch: ne true
+		{"I eq 10L", ""},              // Int32 property, Int64 literal: mismatch
 		{"PartitionKey eq 'p' and RowKey ge '1'", "12"},
 		{"Timestamp gt datetime'2000-01-01T00:00:00Z'", "012"},
 	} {
