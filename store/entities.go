@@ -11,8 +11,8 @@ import (
 func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 	var ts int64
 	var props []byte
-	err := tx.tx.QueryRowContext(tx.ctx,
-		`SELECT ts, props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
+	err := tx.queryRow(
+		sqlGetEntity,
 		t.ID, sortKey(pk), sortKey(rk)).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrEntityNotFound
@@ -31,8 +31,8 @@ func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 // ErrEntityExists if the keys are taken.
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 	ts := tx.s.nextTimestamp(0)
-	_, err := tx.tx.ExecContext(tx.ctx,
-		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
+	_, err := tx.exec(
+		sqlInsertEntity,
 		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, encodeProps(e.Properties))
 	if isConstraint(err) {
 		return ErrEntityExists
@@ -49,9 +49,8 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 // replaces (0 if none), so that each version of an entity has its own ETag.
 func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 	ts := tx.s.nextTimestamp(prev)
-	_, err := tx.tx.ExecContext(tx.ctx,
-		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
-		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
+	_, err := tx.exec(
+		sqlPutEntity,
 		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, encodeProps(e.Properties))
 	if err != nil {
 		return err
@@ -62,8 +61,8 @@ func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 
 // DeleteEntity removes an entity; ErrEntityNotFound if absent.
 func (tx *Tx) DeleteEntity(t Table, pk, rk string) error {
-	res, err := tx.tx.ExecContext(tx.ctx,
-		`DELETE FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
+	res, err := tx.exec(
+		sqlDeleteEntity,
 		t.ID, sortKey(pk), sortKey(rk))
 	if err != nil {
 		return err

@@ -64,6 +64,8 @@ type Store struct {
 
 	closed  atomic.Bool
 	autoIdx autoIndexes
+	wStmts  stmtCache // prepared statements of w (stmts.go)
+	rStmts  stmtCache // and of r
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (PROTOCOL.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -133,6 +135,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
+	if err := s.wStmts.prepare(s.w, true); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", s.path, err)
+	}
+	if err := s.rStmts.prepare(s.r, s.r == s.w); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", s.path, err)
+	}
 	if err := s.autoIdx.load(ctx, s); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
@@ -151,6 +161,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.autoIdx.wg.Wait() // an index being built holds the writer
+	s.wStmts.close()
+	s.rStmts.close()
 	var errs []error
 	if s.r != s.w {
 		errs = append(errs, s.r.Close())
@@ -228,9 +240,10 @@ func describeOpenError(err error) error {
 
 // Tx is one transaction, valid only inside its closure.
 type Tx struct {
-	s   *Store
-	tx  *sql.Tx
-	ctx context.Context
+	s     *Store
+	tx    *sql.Tx
+	ctx   context.Context
+	stmts *stmtCache
 }
 
 // View runs fn in a read-only snapshot transaction.
@@ -249,7 +262,10 @@ func (s *Store) run(ctx context.Context, db *sql.DB, writable bool, fn func(*Tx)
 	if err != nil {
 		return err
 	}
-	tx := &Tx{s: s, tx: sqlTx, ctx: ctx}
+	tx := &Tx{s: s, tx: sqlTx, ctx: ctx, stmts: &s.rStmts}
+	if db == s.w {
+		tx.stmts = &s.wStmts
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			sqlTx.Rollback()

@@ -20,7 +20,7 @@ type Table struct {
 // any case exists (PROTOCOL.md 1.4). The caller validates the name.
 func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	now := tx.s.nextTimestamp(0)
-	res, err := tx.tx.ExecContext(tx.ctx,
+	res, err := tx.exec(
 		`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?)`,
 		account, name, strings.ToLower(name), now)
 	if isConstraint(err) {
@@ -39,8 +39,8 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 // GetTable finds a table by name, in any case; ErrTableNotFound if absent.
 func (tx *Tx) GetTable(account, name string) (Table, error) {
 	t := Table{Account: account}
-	err := tx.tx.QueryRowContext(tx.ctx,
-		`SELECT id, name FROM tables WHERE account = ? AND lname = ?`,
+	err := tx.queryRow(
+		sqlGetTable,
 		account, strings.ToLower(name)).Scan(&t.ID, &t.Name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Table{}, ErrTableNotFound
@@ -58,10 +58,10 @@ func (tx *Tx) DeleteTable(account, name string) error {
 	if err := tx.dropIndexes(t.ID); err != nil {
 		return err
 	}
-	if _, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
+	if _, err := tx.exec(`DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
 		return err
 	}
-	_, err = tx.tx.ExecContext(tx.ctx, `DELETE FROM tables WHERE id = ?`, t.ID)
+	_, err = tx.exec(`DELETE FROM tables WHERE id = ?`, t.ID)
 	return err
 }
 
