@@ -7,6 +7,7 @@ import (
 
 	"github.com/tableemu/tableemu/apierr"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/store"
 )
 
 // authorize verifies the request's credentials and that they allow c.op
@@ -31,15 +32,60 @@ func (s *Server) authorize(c *call) error {
 		RemoteIP:       remoteIP(c.r),
 		Now:            s.now(),
 	}
-	g, err := auth.Authenticate(req, acct, auth.VerifyOptions{Loose: s.cfg.Loose})
+	var g *auth.Grant
+	var err error
+	if s.cfg.OAuth != "" && auth.IsBearer(c.r.Header) && !c.r.URL.Query().Has("sig") {
+		g, err = s.bearerGrant(c, req, acct)
+	} else {
+		var lookupErr error
+		g, err = auth.Authenticate(req, acct, auth.VerifyOptions{
+			Loose:  s.cfg.Loose,
+			Policy: s.policyLookup(c, &lookupErr),
+		})
+		if lookupErr != nil {
+			// The store failed: a 500, not a refusal that would blame
+			// the signature.
+			return storeErr(lookupErr)
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if err := g.Allow(c.op, c.res.table); err != nil {
+	table := c.res.table
+	if c.op == auth.Batch && g.Kind == auth.ServiceSASGrant {
+		// The $batch URL names no table; a table SAS may reach it, and
+		// each operation inside is checked against the SAS's table
+		// (PROTOCOL.md 7.4, batch.go).
+		table = g.Table
+	}
+	if err := g.Allow(c.op, table); err != nil {
 		return err
 	}
 	c.acct, c.grant = acct, g
 	return nil
+}
+
+// policyLookup is the stored access policy lookup for a SAS with si
+// (PROTOCOL.md 3.4, 9.6). It reads the store on every request, so a policy
+// changed or removed by Set Table ACL takes effect at once (the service
+// takes up to 30 s; PROTOCOL.md 3.4) and a removed one fails with 403
+// AuthenticationFailed (PROTOCOL.md 0.1). The table is the SAS's tn, looked
+// up without regard to case. A store failure is kept in *failed.
+func (s *Server) policyLookup(c *call, failed *error) func(table, id string) (auth.Policy, bool) {
+	return func(table, id string) (auth.Policy, bool) {
+		var si store.SignedIdentifier
+		var ok bool
+		err := s.store.View(c.r.Context(), func(tx *store.Tx) error {
+			var err error
+			si, ok, err = tx.AccessPolicy(c.res.account, table, id)
+			return err
+		})
+		if err != nil {
+			*failed = err
+			return auth.Policy{}, false
+		}
+		return auth.Policy{Start: si.Start, Expiry: si.Expiry, Permission: si.Permission}, ok
+	}
 }
 
 // inScope refuses a single-entity operation outside a SAS key range

@@ -53,8 +53,8 @@ func parseIfMatch(h http.Header) (condition, error) {
 		"The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
 }
 
-// entityWrite is one entity operation, from a single request or (later) a
-// $batch part: both run apply inside a store transaction.
+// entityWrite is one entity operation, from a single request or a $batch
+// part: both run apply inside a store transaction.
 type entityWrite struct {
 	kind   writeKind
 	pk, rk string
@@ -221,17 +221,43 @@ func (s *Server) insertEntity(c *call) error {
 	if err != nil {
 		return err
 	}
+	rep := insertReply(c.encodeOptions(t.Name, nil), e, pref)
 	h := c.w.Header()
-	h.Set("ETag", wire.ETag(e.Timestamp))
-	link := c.baseURL() + "/" + wire.EntityPath(t.Name, e.PartitionKey, e.RowKey)
-	h.Set("Location", link)
-	if pref == "return-no-content" {
-		h.Set("DataServiceId", link)
+	h.Set("ETag", rep.etag)
+	h.Set("Location", rep.location)
+	if rep.status == http.StatusNoContent {
+		h.Set("DataServiceId", rep.location)
 		c.writeNoContent(http.StatusNoContent)
 		return nil
 	}
-	c.writeJSON(http.StatusCreated, wire.AppendEntityDocument(nil, e, c.encodeOptions(t.Name, nil)))
+	c.writeJSON(http.StatusCreated, rep.body)
 	return nil
+}
+
+// reply is the outcome of a successful insert, as a single request and a
+// $batch part both answer it.
+type reply struct {
+	status   int
+	etag     string
+	location string // also the DataServiceId of a 204
+	body     []byte // the 201 echo; nil for 204
+}
+
+// insertReply is the answer to an insert of e (PROTOCOL.md 3.10): 204 with
+// Location and DataServiceId under Prefer: return-no-content, otherwise 201
+// echoing the entity at o's metadata level; an ETag either way.
+func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
+	r := reply{
+		status:   http.StatusCreated,
+		etag:     wire.ETag(e.Timestamp),
+		location: o.BaseURL + "/" + wire.EntityPath(o.Table, e.PartitionKey, e.RowKey),
+	}
+	if pref == "return-no-content" {
+		r.status = http.StatusNoContent
+		return r
+	}
+	r.body = wire.AppendEntityDocument(nil, e, o)
+	return r
 }
 
 func (c *call) encodeOptions(table string, sel []string) *wire.Options {

@@ -150,7 +150,9 @@ func parseKeyArgs(s string) (pk, rk string, ok bool) {
 		return pk, rk, true
 	}
 	const pre, mid = "PartitionKey='", "',RowKey='"
-	if !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, "'") {
+	// len(s) > len(pre): the closing quote must not be pre's own
+	// ("PartitionKey='" alone once sliced out of range, a 500).
+	if len(s) <= len(pre) || !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, "'") {
 		return "", "", false
 	}
 	body := s[len(pre) : len(s)-1]

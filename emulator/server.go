@@ -34,6 +34,7 @@ type Server struct {
 	accounts map[string]*auth.Account
 	router   *mux.Router
 	now      func() time.Time
+	props    propsCache // service properties per account, read by CORS (service.go)
 
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
@@ -64,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 	if dir == "" {
 		dir = "."
 	}
-	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory})
+	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory, NoAutoIndex: cfg.NoAutoIndex})
 	if err != nil {
 		if s.closer != nil {
 			s.closer.Close()
@@ -148,6 +149,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.writeError(err)
 		return
 	}
+	s.applyCORS(c) // CORS headers of actual requests (cors.go, PROTOCOL.md 3.7)
 	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
 	c.r = r
 	s.router.ServeHTTP(sw, r)

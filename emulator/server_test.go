@@ -72,6 +72,12 @@ func TestHostileRequests(t *testing.T) {
 	for _, p := range paths {
 		for _, m := range methods {
 			for _, b := range bodies {
+				if strings.Contains(p, "%zz") && b != "" {
+					// net/http refuses this request line and closes the
+					// connection without reading a body; a client still
+					// sending one may see the reset instead of the 400.
+					continue
+				}
 				req := signed(t, m, hs.URL, p, b)
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {

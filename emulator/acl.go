@@ -1,0 +1,179 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/xml"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/store"
+)
+
+// Table ACLs: stored access policies (PROTOCOL.md 3.4). Only the account
+// key reaches these handlers: a SAS cannot authorize them (auth.Grant.Allow)
+// and neither can a bearer token (oauth.go).
+
+// maxSignedIdentifiers and maxIdentifierLength are the service's limits
+// (PROTOCOL.md 3.4, 10).
+const (
+	maxSignedIdentifiers = 5
+	maxIdentifierLength  = 64
+)
+
+// aclTimeFormat is how Get Table ACL writes times: UTC with seven
+// fractional digits, "2021-07-08T09:10:09.0000000Z" (PROTOCOL.md 3.4).
+const aclTimeFormat = "2006-01-02T15:04:05.0000000Z"
+
+type signedIdentifiers struct {
+	XMLName xml.Name           `xml:"SignedIdentifiers"`
+	Items   []signedIdentifier `xml:"SignedIdentifier"`
+}
+
+type signedIdentifier struct {
+	ID     *string       `xml:"Id"`
+	Policy *accessPolicy `xml:"AccessPolicy"`
+}
+
+// accessPolicy fields are all optional: an empty or missing one is left to
+// the SAS (PROTOCOL.md 0.1).
+type accessPolicy struct {
+	Start      string `xml:"Start,omitempty"`
+	Expiry     string `xml:"Expiry,omitempty"`
+	Permission string `xml:"Permission,omitempty"`
+}
+
+// getTableACL: GET /<table>?comp=acl. 200 with the policies in the order
+// set; a policy with no fields is written as a bare <Id> (PROTOCOL.md 3.4).
+// A missing table is 404 TableNotFound, as for entity operations.
+func (s *Server) getTableACL(c *call) error {
+	var ids []store.SignedIdentifier
+	err := s.store.View(c.r.Context(), func(tx *store.Tx) error {
+		t, err := entityTable(tx, c)
+		if err != nil {
+			return err
+		}
+		ids, err = tx.TableACL(t)
+		return err
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	doc := signedIdentifiers{Items: make([]signedIdentifier, 0, len(ids))}
+	for _, si := range ids {
+		id := si.ID
+		item := signedIdentifier{ID: &id}
+		p := accessPolicy{Start: formatACLTime(si.Start), Expiry: formatACLTime(si.Expiry), Permission: si.Permission}
+		if p != (accessPolicy{}) {
+			item.Policy = &p
+		}
+		doc.Items = append(doc.Items, item)
+	}
+	return c.writeXML(http.StatusOK, doc, false)
+}
+
+// setTableACL: PUT /<table>?comp=acl. The body replaces the whole list; an
+// empty body (the Go SDK's SetAccessPolicy(nil)) or an empty
+// <SignedIdentifiers/> clears it. 204 on success (PROTOCOL.md 3.4).
+func (s *Server) setTableACL(c *call) error {
+	body, err := readBody(c.r)
+	if err != nil {
+		return err
+	}
+	ids, err := parseSignedIdentifiers(body)
+	if err != nil {
+		return err
+	}
+	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+		t, err := entityTable(tx, c)
+		if err != nil {
+			return err
+		}
+		return tx.SetTableACL(t, ids)
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	c.w.Header().Set("Content-Length", "0")
+	c.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// parseSignedIdentifiers reads and validates a Set Table ACL body. Every
+// violation is 400 InvalidXmlDocument (PROTOCOL.md 0.1, 3.4; the service's
+// code for a bad permission letter is unconfirmed, PROTOCOL.md 12):
+//   - more than five identifiers;
+//   - an identifier without Id, or with an empty one or one longer than 64
+//     characters;
+//   - a Start or Expiry that is not one of the ISO 8601 forms SAS times
+//     take (auth.ParseTime: date, minutes, seconds, fractions, offsets);
+//   - a Permission with a letter other than r, a, u, d, or one repeated.
+func parseSignedIdentifiers(body []byte) ([]store.SignedIdentifier, error) {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\uFEFF")))) == 0 {
+		return nil, nil
+	}
+	var doc signedIdentifiers
+	if err := decodeXML(body, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Items) > maxSignedIdentifiers {
+		return nil, invalidXML("%d signed identifiers; at most %d are allowed", len(doc.Items), maxSignedIdentifiers)
+	}
+	out := make([]store.SignedIdentifier, 0, len(doc.Items))
+	for i, item := range doc.Items {
+		if item.ID == nil || strings.TrimSpace(*item.ID) == "" {
+			return nil, invalidXML("SignedIdentifier %d has no Id", i)
+		}
+		if utf8.RuneCountInString(*item.ID) > maxIdentifierLength {
+			return nil, invalidXML("SignedIdentifier Id is longer than %d characters", maxIdentifierLength)
+		}
+		si := store.SignedIdentifier{ID: *item.ID}
+		if p := item.Policy; p != nil {
+			var err error
+			if si.Start, err = parseACLTime("Start", p.Start); err != nil {
+				return nil, err
+			}
+			if si.Expiry, err = parseACLTime("Expiry", p.Expiry); err != nil {
+				return nil, err
+			}
+			if si.Permission, err = parseACLPermission(p.Permission); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, si)
+	}
+	return out, nil
+}
+
+func parseACLTime(field, v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, ok := auth.ParseTime(v)
+	if !ok {
+		return time.Time{}, invalidXML("%s %q is not an ISO 8601 UTC time", field, v)
+	}
+	return t, nil
+}
+
+// parseACLPermission accepts the table permission letters in any order
+// (the SDKs order them, the service does not require it), each once.
+func parseACLPermission(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	for i := 0; i < len(v); i++ {
+		if strings.IndexByte("raud", v[i]) < 0 || strings.IndexByte(v[:i], v[i]) >= 0 {
+			return "", invalidXML("Permission %q: letters are r, a, u and d, each at most once", v)
+		}
+	}
+	return v, nil
+}
+
+func formatACLTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(aclTimeFormat)
+}

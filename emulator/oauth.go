@@ -1,0 +1,28 @@
+package emulator
+
+import (
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/auth"
+)
+
+// bearerGrant authorizes a request carrying "Authorization: Bearer" when
+// --oauth basic is on (the token checks, and what they leave out, are in
+// auth/bearer.go and the README). A request with both a token and a SAS
+// goes to auth.Authenticate instead, which refuses the ambiguity.
+//
+// Table ACLs cannot be read or set with a token: the service authorizes
+// them with the account key only (terraform-provider-azurerm documents
+// that "AzureAD authentication is not supported when setting or retrieving
+// ACLs for Tables", and Azurite skips token authentication for them), so
+// they get 403 AuthorizationFailure, the code for an operation a valid
+// credential may not perform (PROTOCOL.md 9.8).
+func (s *Server) bearerGrant(c *call, req *auth.Request, acct *auth.Account) (*auth.Grant, error) {
+	g, err := auth.VerifyBearer(req, acct)
+	if err != nil {
+		return nil, err
+	}
+	if c.op == auth.GetTableACL || c.op == auth.SetTableACL {
+		return nil, apierr.New(apierr.AuthorizationFailure).WithDetail("Table ACLs need the account key; a bearer token cannot authorize %s.", c.op)
+	}
+	return g, nil
+}
