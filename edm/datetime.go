@@ -50,8 +50,55 @@ func FormatTimestamp(ticks int64) string {
 	return string(AppendTimestamp(nil, ticks))
 }
 
-// AppendTimestamp appends FormatTimestamp(ticks) to b.
+// AppendTimestamp appends FormatTimestamp(ticks) to b. Every entity in a
+// query response carries a Timestamp and an ETag, so this converts ticks to
+// a civil date with integer arithmetic (the days-to-civil algorithm of
+// Howard Hinnant's date library) rather than through time.Time.AppendFormat.
+// Ticks outside year 1 to 9999 take the time.Time path.
 func AppendTimestamp(b []byte, ticks int64) []byte {
+	if ticks < 0 || ticks > MaxDateTime {
+		return appendTimestampSlow(b, ticks)
+	}
+	secs, frac := ticks/TicksPerSecond, ticks%TicksPerSecond
+	days, sod := secs/86400, secs%86400
+	z := days + 306 // days since 0000-03-01: 0001-01-01 is day 306
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if mp >= 10 {
+		m = mp - 9
+		y++
+	}
+	var out [28]byte
+	put := func(at int, v int64, n int) {
+		for i := at + n - 1; i >= at; i-- {
+			out[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, y, 4)
+	out[4] = '-'
+	put(5, m, 2)
+	out[7] = '-'
+	put(8, d, 2)
+	out[10] = 'T'
+	put(11, sod/3600, 2)
+	out[13] = ':'
+	put(14, sod/60%60, 2)
+	out[16] = ':'
+	put(17, sod%60, 2)
+	out[19] = '.'
+	put(20, frac, 7)
+	out[27] = 'Z'
+	return append(b, out[:]...)
+}
+
+func appendTimestampSlow(b []byte, ticks int64) []byte {
 	t := TimeFromTicks(ticks)
 	b = t.AppendFormat(b, "2006-01-02T15:04:05")
 	frac := ticks % TicksPerSecond

@@ -2,6 +2,7 @@ package edm
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -134,5 +135,23 @@ func TestAppendKeepsPrefix(t *testing.T) {
 	b = AppendTimestamp([]byte("["), MaxDateTime)
 	if string(b) != "[9999-12-31T23:59:59.9999999Z" {
 		t.Errorf("AppendTimestamp = %q", b)
+	}
+}
+
+// TestAppendTimestampFastPath checks the integer civil-date conversion
+// against time.Time's formatting over the whole range.
+func TestAppendTimestampFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(ticks int64) {
+		if got, want := string(AppendTimestamp(nil, ticks)), string(appendTimestampSlow(nil, ticks)); got != want {
+			t.Fatalf("ticks %d: %s, want %s", ticks, got, want)
+		}
+	}
+	for _, ticks := range []int64{0, 1, TicksPerSecond*86400 - 1, MinDateTime, MaxDateTime, unixEpochTicks,
+		TicksFromTime(time.Date(2000, 2, 29, 23, 59, 59, 999999900, time.UTC)), TicksFromTime(time.Date(1900, 3, 1, 0, 0, 0, 0, time.UTC))} {
+		check(ticks)
+	}
+	for i := 0; i < 200000; i++ {
+		check(r.Int64N(MaxDateTime + 1))
 	}
 }
