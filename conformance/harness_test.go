@@ -112,7 +112,7 @@ func clientOptions() *aztables.ClientOptions {
 	return &aztables.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
 
-func (tg *target) service(t *testing.T) *aztables.ServiceClient {
+func (tg *target) service(t testing.TB) *aztables.ServiceClient {
 	t.Helper()
 	cred, err := aztables.NewSharedKeyCredential(tg.account, tg.key)
 	if err != nil {
@@ -219,7 +219,7 @@ func (tg *target) raw(t *testing.T, method, path string, hdr map[string]string, 
 	return do(t, req)
 }
 
-func (tg *target) signLite(t *testing.T, req *http.Request) {
+func (tg *target) signLite(t testing.TB, req *http.Request) {
 	t.Helper()
 	if req.Header.Get("x-ms-date") == "" {
 		req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
@@ -231,7 +231,7 @@ func (tg *target) signLite(t *testing.T, req *http.Request) {
 	req.Header.Set("Authorization", "SharedKeyLite "+tg.account+":"+sign(t, tg.key, req.Header.Get("x-ms-date")+"\n"+resource))
 }
 
-func sign(t *testing.T, key, s string) string {
+func sign(t testing.TB, key, s string) string {
 	t.Helper()
 	k, err := base64.StdEncoding.DecodeString(key)
 	if err != nil {
