@@ -62,10 +62,16 @@ type Store struct {
 	w, r *sql.DB
 	path string
 
-	closed  atomic.Bool
-	autoIdx autoIndexes
-	wStmts  stmtCache // prepared statements of w (stmts.go)
-	rStmts  stmtCache // and of r
+	closed atomic.Bool
+	// Update's writer goroutine (commit.go).
+	writes     chan *writeReq
+	quit       chan struct{}
+	writerDone sync.WaitGroup
+	// largestGroup is the most closures one commit has carried (tests).
+	largestGroup atomic.Int64
+	autoIdx      autoIndexes
+	wStmts       stmtCache // prepared statements of w (stmts.go)
+	rStmts       stmtCache // and of r
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (PROTOCOL.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -80,7 +86,7 @@ var migrations embed.FS
 // date. A file that is not a tableemu database, or is damaged, is an error
 // that names the file.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	s := &Store{now: time.Now}
+	s := &Store{now: time.Now, writes: make(chan *writeReq), quit: make(chan struct{})}
 	var err error
 	if opts.InMemory {
 		// A named shared-cache memory database lives as long as one
@@ -148,6 +154,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
 	s.autoIdx.disabled = opts.NoAutoIndex
+	s.writerDone.Add(1)
+	go s.writer()
 	return s, nil
 }
 
@@ -161,6 +169,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.autoIdx.wg.Wait() // an index being built holds the writer
+	close(s.quit)
+	s.writerDone.Wait()
 	s.wStmts.close()
 	s.rStmts.close()
 	var errs []error
@@ -244,16 +254,12 @@ type Tx struct {
 
 // View runs fn in a read-only snapshot transaction.
 func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
-	return s.run(ctx, s.r, false, fn)
+	return s.run(ctx, s.r, fn)
 }
 
-// Update runs fn in a write transaction: if fn returns nil the transaction
-// commits (durably, before Update returns), otherwise nothing it did stays.
-func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
-	return s.run(ctx, s.w, true, fn)
-}
+// (Update, which groups commits, is in commit.go.)
 
-func (s *Store) run(ctx context.Context, db *sql.DB, writable bool, fn func(*Tx) error) (err error) {
+func (s *Store) run(ctx context.Context, db *sql.DB, fn func(*Tx) error) (err error) {
 	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -272,10 +278,7 @@ func (s *Store) run(ctx context.Context, db *sql.DB, writable bool, fn func(*Tx)
 		sqlTx.Rollback()
 		return err
 	}
-	if !writable {
-		return sqlTx.Rollback()
-	}
-	return sqlTx.Commit()
+	return sqlTx.Rollback() // read-only: nothing to commit
 }
 
 // nextTimestamp returns a Timestamp (ticks) later than prev and than every

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// target is one server under test, reached through its connection string.
+// tablebench speaks the wire protocol itself (Shared Key Lite, JSON,
+// $batch) rather than through an SDK, so that the figures are the
+// server's: an SDK's own encoding and retries would be the same cost on
+// every target and would only dilute the ratios.
+type target struct {
+	name     string
+	pid      int
+	endpoint string // table endpoint, e.g. http://127.0.0.1:10002/devstoreaccount1
+	account  string
+	key      []byte
+	path     string // the endpoint's path, e.g. /devstoreaccount1
+	client   *http.Client
+}
+
+func parseTarget(spec string) (*target, error) {
+	// name,pid,connection-string (pid may be empty)
+	parts := strings.SplitN(spec, ",", 3)
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("target %q: want name,pid,connection-string", spec)
+	}
+	t := &target{name: parts[0]}
+	if parts[1] != "" {
+		if _, err := fmt.Sscan(parts[1], &t.pid); err != nil {
+			return nil, fmt.Errorf("target %q: pid: %v", spec, err)
+		}
+	}
+	kv := map[string]string{}
+	for _, p := range strings.Split(parts[2], ";") {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			kv[k] = v
+		}
+	}
+	t.account, t.endpoint = kv["AccountName"], strings.TrimSuffix(kv["TableEndpoint"], "/")
+	key, err := base64.StdEncoding.DecodeString(kv["AccountKey"])
+	if err != nil || t.account == "" || t.endpoint == "" {
+		return nil, fmt.Errorf("target %q: the connection string needs AccountName, AccountKey (base64) and TableEndpoint", t.name)
+	}
+	u, err := url.Parse(t.endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if h := u.Hostname(); h != "127.0.0.1" && h != "localhost" && h != "::1" {
+		return nil, fmt.Errorf("target %q: tablebench loads only loopback servers, not %s", t.name, h)
+	}
+	t.key, t.path = key, u.Path
+	t.client = &http.Client{
+		Timeout: 2 * time.Minute,
+		Transport: &http.Transport{
+			MaxIdleConnsPerHost: 256,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		},
+	}
+	return t, nil
+}
+
+// do sends one signed request; path is relative to the endpoint (e.g.
+// "/bench()"), query is already encoded.
+func (t *target) do(method, path, query string, hdr map[string]string, body []byte) (*http.Response, []byte, error) {
+	u := t.endpoint + path
+	if query != "" {
+		u += "?" + query
+	}
+	req, err := http.NewRequest(method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	h := req.Header
+	h.Set("x-ms-version", "2019-02-02")
+	h.Set("Accept", "application/json;odata=minimalmetadata")
+	h.Set("DataServiceVersion", "3.0")
+	if body != nil {
+		h.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		h.Set(k, v)
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	h.Set("x-ms-date", date)
+	m := hmac.New(sha256.New, t.key)
+	io.WriteString(m, date+"\n/"+t.account+req.URL.EscapedPath())
+	h.Set("Authorization", "SharedKeyLite "+t.account+":"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, b, err
+}
+
+// expect turns a response with another status into an error.
+func expect(resp *http.Response, body []byte, err error, status int) error {
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != status {
+		return fmt.Errorf("status %d (%s): %.200s", resp.StatusCode, resp.Header.Get("x-ms-error-code"), body)
+	}
+	return nil
+}
+
+// createTable creates a table, accepting one that exists.
+func (t *target) createTable(name string) error {
+	resp, body, err := t.do("POST", "/Tables", "", map[string]string{"Prefer": "return-no-content"}, []byte(`{"TableName":"`+name+`"}`))
+	if err == nil && resp.StatusCode == http.StatusConflict {
+		return nil
+	}
+	return expect(resp, body, err, http.StatusNoContent)
+}
+
+func (t *target) deleteTable(name string) {
+	t.do("DELETE", "/Tables('"+name+"')", "", nil, nil)
+}
+
+// batch sends one changeset of entity inserts (or upserts) for one
+// partition and checks that every operation succeeded.
+func (t *target) batch(table string, entities []entity) error {
+	var b bytes.Buffer
+	b.WriteString("--batch_tb\r\nContent-Type: multipart/mixed; boundary=changeset_tb\r\n\r\n")
+	for _, ent := range entities {
+		e := ent.body
+		b.WriteString("--changeset_tb\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		fmt.Fprintf(&b, "POST %s/%s HTTP/1.1\r\nPrefer: return-no-content\r\n", t.endpoint, table)
+		fmt.Fprintf(&b, "Accept: application/json;odata=minimalmetadata\r\nContent-Type: application/json\r\nDataServiceVersion: 3.0\r\nContent-Length: %d\r\n\r\n", len(e))
+		b.Write(e)
+		b.WriteString("\r\n")
+	}
+	b.WriteString("--changeset_tb--\r\n\r\n--batch_tb--\r\n")
+	resp, body, err := t.do("POST", "/$batch", "", map[string]string{"Content-Type": "multipart/mixed; boundary=batch_tb"}, b.Bytes())
+	if err := expect(resp, body, err, http.StatusAccepted); err != nil {
+		return err
+	}
+	if bytes.Contains(body, []byte("odata.error")) {
+		return fmt.Errorf("batch failed: %.300s", body)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Group commit. With synchronous=FULL every commit waits for an fsync,
+// which on this machine takes longer than the work of a single-entity
+// write; concurrent single writes would queue behind one fsync each. So
+// Update hands its closure to one writer goroutine, which runs every
+// closure that is waiting at that moment inside one SQLite transaction —
+// each in its own SAVEPOINT, so that one closure's failure undoes only its
+// own changes — and commits once. Each Update returns only after that
+// commit, so a write is still acknowledged only once it is durable; the
+// closures run one after another, so each is isolated from the others
+// exactly as separate transactions would be.
+
+// maxGroup bounds a group, so that one commit never waits on an unbounded
+// queue.
+const maxGroup = 64
+
+// ErrClosed is returned by Update after Close.
+var ErrClosed = errors.New("store is closed")
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(*Tx) error
+	err  error
+	pan  any // a panic in fn, re-raised in the caller's goroutine
+	done chan struct{}
+}
+
+// Update runs fn in a write transaction: if fn returns nil its changes
+// commit (durably, before Update returns), otherwise nothing it did stays.
+// fn runs on the writer goroutine; it must not call Update or View.
+func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	select {
+	case s.writes <- req:
+	case <-s.quit:
+		return ErrClosed
+	}
+	// Wait even if ctx ends: fn may be running, and the caller must learn
+	// whether it committed. A cancelled ctx fails fn's statements instead.
+	<-req.done
+	if req.pan != nil {
+		panic(req.pan)
+	}
+	return req.err
+}
+
+// writer runs groups of Update closures until Close.
+func (s *Store) writer() {
+	defer s.writerDone.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.writes:
+		case <-s.quit:
+			return
+		}
+		group := []*writeReq{first}
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case r := <-s.writes:
+				group = append(group, r)
+			default:
+				break gather
+			}
+		}
+		if n := int64(len(group)); n > s.largestGroup.Load() {
+			s.largestGroup.Store(n)
+		}
+		s.commitGroup(group)
+		for _, r := range group {
+			close(r.done)
+		}
+	}
+}
+
+func (s *Store) commitGroup(group []*writeReq) {
+	sqlTx, err := s.w.BeginTx(context.Background(), nil)
+	if err != nil {
+		for _, r := range group {
+			r.err = err
+		}
+		return
+	}
+	single := len(group) == 1
+	ok := 0
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		sp := fmt.Sprintf("g%d", i)
+		if !single {
+			if _, err := sqlTx.Exec("SAVEPOINT " + sp); err != nil {
+				r.err = err
+				continue
+			}
+		}
+		r.err, r.pan = runClosure(&Tx{s: s, tx: sqlTx, ctx: r.ctx, stmts: &s.wStmts}, r.fn)
+		switch {
+		case r.err == nil && r.pan == nil:
+			ok++
+			if !single {
+				if _, err := sqlTx.Exec("RELEASE " + sp); err != nil {
+					r.err = err
+					ok--
+				}
+			}
+		case single:
+		default:
+			// Undo this closure alone; the savepoint must still be
+			// released to leave the transaction's nesting as it was.
+			_, err1 := sqlTx.Exec("ROLLBACK TO " + sp)
+			_, err2 := sqlTx.Exec("RELEASE " + sp)
+			if err := errors.Join(err1, err2); err != nil {
+				// The transaction is in an unknown state: give up on
+				// the whole group.
+				sqlTx.Rollback()
+				for _, r := range group {
+					if r.err == nil && r.pan == nil {
+						r.err = err
+					}
+				}
+				return
+			}
+		}
+	}
+	if ok == 0 {
+		sqlTx.Rollback()
+		return
+	}
+	if err := sqlTx.Commit(); err != nil {
+		for _, r := range group {
+			if r.err == nil && r.pan == nil {
+				r.err = err
+			}
+		}
+	}
+}
+
+// runClosure runs fn, turning a panic into a value for the caller.
+func runClosure(tx *Tx, fn func(*Tx) error) (err error, pan any) {
+	defer func() {
+		if p := recover(); p != nil {
+			pan = p
+		}
+	}()
+	return fn(tx), nil
+}
