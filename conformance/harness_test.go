@@ -315,3 +315,5 @@ func jsonBody(t *testing.T, r *rawResponse) map[string]any {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

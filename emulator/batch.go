@@ -88,10 +88,34 @@ func (s *Server) batch(c *call) error {
 		ops[i].pref = prefer(req.parts[i].header)
 	}
 	table, fail := s.checkBatch(c, ops)
+	if fail != nil && fail.err.Code == apierr.CommandsInBatchActOnDifferentPartitions && s.ins != nil {
+		var pks []string
+		for i := range ops {
+			if ops[i].res.table != "" && (len(pks) == 0 || pks[len(pks)-1] != ops[i].w.pk) {
+				pks = append(pks, ops[i].w.pk)
+			}
+		}
+		s.ins.crossPartitionBatch(c.res.account, ops[0].res.table, pks)
+	}
+	if fail == nil && s.thr != nil {
+		// Every operation is one entity of the batch's partition.
+		if err := s.thr.admit(c.res.account, table, ops[0].w.pk, true, len(ops)); err != nil {
+			return err
+		}
+	}
 	var t store.Table
 	if fail == nil {
 		if t, fail, err = s.runBatch(c, table, ops); err != nil {
 			return err
+		}
+		if fail == nil && s.ins != nil && !ops[0].get {
+			es := make([]*edm.Entity, len(ops))
+			for i := range ops {
+				if es[i] = ops[i].stored; es[i] == nil {
+					es[i] = &edm.Entity{PartitionKey: ops[i].w.pk, RowKey: ops[i].w.rk}
+				}
+			}
+			s.noteWrites(c, t.Name, es...)
 		}
 	}
 	s.writeBatch(c, req.changeset, ops, t, fail)

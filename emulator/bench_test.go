@@ -201,3 +201,52 @@ func BenchmarkInsert(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPointReadInsights compares point reads with the design-insight
+// features off (the default) and on: off, they must cost nothing.
+func BenchmarkPointReadInsights(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"off", Config{InMemory: true, Silent: true}},
+		{"insights+throttle", Config{InMemory: true, Silent: true, Insights: true, Throttle: true}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, err := New(tc.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			hs := httptest.NewServer(s)
+			defer hs.Close()
+			send := func(method, path, body string) int {
+				req, _ := http.NewRequest(method, hs.URL, strings.NewReader(body))
+				req.URL.Opaque = "/" + DevAccount + path
+				req.Header.Set("Content-Type", "application/json")
+				signLiteForBench(req)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			if st := send("POST", "/Tables", `{"TableName":"pread"}`); st != 201 {
+				b.Fatalf("create table: %d", st)
+			}
+			for i := 0; i < 100; i++ {
+				if st := send("POST", "/pread", benchEntity(i, "x")); st != 201 {
+					b.Fatalf("insert: %d", st)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if st := send("GET", fmt.Sprintf("/pread(PartitionKey='p%03d',RowKey='r%07d')", i%100, i%100), ""); st != 200 {
+					b.Fatalf("status %d", st)
+				}
+			}
+		})
+	}
+}

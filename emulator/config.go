@@ -43,6 +43,12 @@ type Config struct {
 	// NoAutoIndex turns off automatic property indexes (store/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.
 	NoAutoIndex bool // --noAutoIndex
+	// Insights classifies queries and collects design statistics
+	// (insights.go); Throttle simulates the service's scalability targets
+	// (throttle.go); Faults injects transient failures (faults.go).
+	Insights bool   // --insights
+	Throttle bool   // --throttle
+	Faults   string // --faults SPEC
 	// Warnings are notes about accepted but unusual input, printed at start.
 	Warnings []string
 }
@@ -79,6 +85,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.BoolVar(&c.Silent, "silent", false, "no access log")
 	fs.BoolVar(&c.Silent, "s", false, "short for --silent")
 	fs.BoolVar(&c.NoAutoIndex, "noAutoIndex", false, "never index properties that filters keep scanning")
+	fs.BoolVar(&c.Insights, "insights", false, "classify queries (x-tableemu-* headers, log) and serve GET /_tableemu/insights")
+	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy beyond ~2,000 entities/s per partition and ~20,000 per account")
+	fs.StringVar(&c.Faults, "faults", "", "inject transient failures, e.g. rate=0.1,kinds=timeout|busy|drop,ops=InsertEntity (see README)")
 	// Azurite flags that change nothing here are accepted so that
 	// existing command lines keep working.
 	var ignored bool
@@ -111,6 +120,11 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		}
 	default:
 		return c, fmt.Errorf("--oauth %q: the only level is basic", c.OAuth)
+	}
+	if c.Faults != "" {
+		if _, err := parseFaults(c.Faults); err != nil {
+			return c, fmt.Errorf("--faults: %w", err)
+		}
 	}
 	if c.InMemory && c.Location != "" {
 		c.Warnings = append(c.Warnings, "--inMemoryPersistence: --location is ignored, nothing is written there")

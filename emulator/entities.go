@@ -181,6 +181,11 @@ func entityTable(tx *store.Tx, c *call) (store.Table, error) {
 // runWrite applies one entity write in its own transaction and returns
 // the table and the entity as stored.
 func (s *Server) runWrite(c *call, w *entityWrite) (t store.Table, stored *edm.Entity, err error) {
+	if s.thr != nil {
+		if err := s.thr.admit(c.res.account, c.res.table, w.pk, true, 1); err != nil {
+			return t, nil, err
+		}
+	}
 	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
 		if t, err = entityTable(tx, c); err != nil {
 			return err
@@ -188,6 +193,13 @@ func (s *Server) runWrite(c *call, w *entityWrite) (t store.Table, stored *edm.E
 		stored, err = w.apply(tx, t)
 		return err
 	})
+	if err == nil && s.ins != nil {
+		if stored == nil { // a delete: its keys still count as a write
+			s.noteWrites(c, t.Name, &edm.Entity{PartitionKey: w.pk, RowKey: w.rk})
+		} else {
+			s.noteWrites(c, t.Name, stored)
+		}
+	}
 	return t, stored, err
 }
 

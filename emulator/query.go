@@ -20,6 +20,11 @@ func (s *Server) getEntity(c *call) error {
 	if err != nil {
 		return filterErr(err)
 	}
+	if s.thr != nil {
+		if err := s.thr.admit(c.res.account, c.res.table, c.res.pk, true, 1); err != nil {
+			return err
+		}
+	}
 	var e *edm.Entity
 	var t store.Table
 	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
@@ -32,6 +37,9 @@ func (s *Server) getEntity(c *call) error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.ins != nil {
+		s.ins.query(c, t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
 	c.w.Header().Set("ETag", wire.ETag(e.Timestamp))
 	c.writeJSON(http.StatusOK, wire.AppendEntityDocument(nil, e, c.encodeOptions(t.Name, sel)))
@@ -46,7 +54,13 @@ func (s *Server) queryEntities(c *call) error {
 	if err != nil {
 		return err
 	}
-	eq := store.EntityQuery{Filter: filter, Top: top}
+	eq := store.EntityQuery{Filter: filter, Top: top, CountScanned: s.ins != nil || s.thr != nil}
+	pk, onePartition := store.FixedPartition(filter)
+	if s.thr != nil {
+		if err := s.thr.admit(c.res.account, c.res.table, pk, onePartition, 0); err != nil {
+			return err
+		}
+	}
 	if npk := q.Get("NextPartitionKey"); npk != "" {
 		start := &store.Key{}
 		if start.PK, err = decodeToken(npk); err != nil {
@@ -74,6 +88,8 @@ func (s *Server) queryEntities(c *call) error {
 	defer putBuf(buf)
 	b := *buf
 	var res store.ScanResult
+	var returned int
+	var tableName string
 	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
 		if err != nil {
@@ -91,12 +107,12 @@ func (s *Server) queryEntities(c *call) error {
 			b = append(b, ',')
 		}
 		b = append(b, `"value":[`...)
-		first := true
+		tableName = t.Name
 		res, err = tx.ScanEntities(t, eq, func(e *edm.Entity) error {
-			if !first {
+			if returned > 0 {
 				b = append(b, ',')
 			}
-			first = false
+			returned++
 			b = wire.AppendEntity(b, e, opts)
 			return nil
 		})
@@ -105,6 +121,16 @@ func (s *Server) queryEntities(c *call) error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.thr != nil {
+		s.thr.charge(c.res.account, c.res.table, pk, onePartition, max(res.Scanned, returned))
+	}
+	if s.ins != nil {
+		f := ""
+		if filter != nil {
+			f = filter.String()
+		}
+		s.ins.query(c, tableName, f, res, returned)
 	}
 	if next := res.Next; next != nil {
 		// Both headers whenever more results exist, neither on the last

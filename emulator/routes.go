@@ -82,6 +82,9 @@ func (s *Server) operation(op auth.Op, h handler, xml bool) http.Handler {
 			c.writeError(err)
 			return
 		}
+		if s.flt != nil && s.flt.inject(c) {
+			return
+		}
 		// Preflight and the outer $batch request never answer 415
 		// (PROTOCOL.md 0.1); the batch's parts negotiate on their own.
 		if !xml && op != auth.Preflight && op != auth.Batch {

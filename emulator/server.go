@@ -35,6 +35,9 @@ type Server struct {
 	router   *mux.Router
 	now      func() time.Time
 	props    propsCache // service properties per account, read by CORS (service.go)
+	ins      *insights  // nil unless --insights
+	thr      *throttle  // nil unless --throttle
+	flt      *faults    // nil unless --faults
 
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
@@ -73,6 +76,18 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.store = st
+	if cfg.Insights {
+		s.ins = newInsights(s.now)
+	}
+	if cfg.Throttle {
+		s.thr = newThrottle(s.now)
+	}
+	if cfg.Faults != "" {
+		if s.flt, err = parseFaults(cfg.Faults); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("--faults: %w", err)
+		}
+	}
 	s.router = s.routes()
 	return s, nil
 }
@@ -106,6 +121,7 @@ type call struct {
 
 	status  int
 	errCode apierr.Code
+	note    string // added to the access log line (insights, faults)
 }
 
 type callKey struct{}
@@ -144,6 +160,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" {
 		h.Set("x-ms-client-request-id", id)
+	}
+	if r.URL.Path == "/_tableemu/insights" {
+		s.serveInsights(c)
+		return
 	}
 	if err := s.checkRequest(c); err != nil {
 		c.writeError(err)
@@ -255,9 +275,9 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 	if c.op != 0 {
 		op = c.op.String()
 	}
-	line := fmt.Sprintf("%s %s %s %d %s %s %s\n",
+	line := fmt.Sprintf("%s %s %s %d %s %s %s%s\n",
 		start.UTC().Format("2006-01-02T15:04:05.000Z"), c.r.Method, c.r.RequestURI,
-		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond))
+		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.note))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	io.WriteString(s.access, line)
@@ -274,6 +294,13 @@ func (s *Server) logf(format string, args ...any) {
 	if s.debug != nil {
 		fmt.Fprintf(s.debug, format+"\n", args...)
 	}
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }
 
 func orDash(s string) string {

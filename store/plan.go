@@ -13,10 +13,12 @@ import (
 type plannedQuery struct {
 	sql       string
 	args      []any
-	residual  odata.Expr  // evaluated in Go, if not nil
-	bounds    keyBounds   // the key range
-	budgeted  bool        // a scan bounded by ScanBudget: check a short page
-	index     string      // the automatic index used, if any
+	residual  odata.Expr // evaluated in Go, if not nil
+	bounds    keyBounds  // the key range
+	budgeted  bool       // a scan bounded by ScanBudget: check a short page
+	index     string     // the automatic index used, if any
+	indexSQL  string     // and the comparison that reads it
+	indexArgs []any
 	indexable []indexable // comparisons an automatic index could serve
 }
 
@@ -42,7 +44,7 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		// Through the index: the partial index's condition tid = N must be
 		// in the query as a literal for SQLite to match it; ids are
 		// integers the store assigned, never client text.
-		p.index = ix.key.name()
+		p.index, p.indexSQL, p.indexArgs = ix.key.name(), ix.sql, ix.args
 		fsql := filter.sql
 		if fsql == "" {
 			fsql = "1"

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"strconv"
 	"strings"
 
 	"github.com/tableemu/tableemu/edm"
@@ -26,6 +27,9 @@ type EntityQuery struct {
 	Top    int        // page size, 1..1000
 	Start  *Key       // continuation: start at this key (inclusive)
 	Range  *KeyRange  // nil: the whole table
+	// CountScanned asks for ScanResult.Scanned on every page, at the cost
+	// of a count over the rows the page examined (design insight).
+	CountScanned bool
 }
 
 // KeyRange restricts a query to an interval of (PartitionKey, RowKey): a
@@ -49,11 +53,14 @@ type EntityPage struct {
 type ScanResult struct {
 	// Next is where the next page starts; nil on the last page.
 	Next *Key
-	// Scanned is how many entities were examined, when the page came back
-	// short (then the count is exact and cheap); 0 when not counted.
+	// Scanned is how many entities were examined: counted when the page
+	// came back short (then it is cheap), or on request (CountScanned);
+	// -1 when not counted.
 	Scanned int
 	// Index names the automatic index the page was read through, if any.
 	Index string
+	// Shape is how the service would run the query (shape.go).
+	Shape Shape
 }
 
 // keyBounds is the primary-key range the filter's top-level conjuncts on
@@ -130,7 +137,7 @@ func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error)
 
 // scanEntities runs the plan of plan.go and applies the residual filter.
 func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (ScanResult, error) {
-	var res ScanResult
+	res := ScanResult{Scanned: -1, Shape: Classify(q.Filter)}
 	p, err := tx.plan(t, q)
 	if err != nil {
 		return res, err
@@ -173,12 +180,40 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		return res, err
 	}
 	rows.Close()
-	if res.Next == nil && p.budgeted {
+	switch {
+	case res.Next == nil && p.budgeted:
 		if err := tx.budgetCheck(t, p, n, &res); err != nil {
+			return res, err
+		}
+	case q.Filter == nil && res.Next == nil:
+		res.Scanned = n
+	case q.Filter == nil:
+		res.Scanned = n + 1 // the row that became the continuation
+	case q.CountScanned:
+		if err := tx.countScanned(t, p, &res); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// countScanned counts the rows a page examined: those of its key range
+// before the continuation, read through the automatic index when the page
+// was.
+func (tx *Tx) countScanned(t Table, p plannedQuery, res *ScanResult) error {
+	where := "tid = ?" + p.bounds.and()
+	args := append([]any{t.ID}, p.bounds.args...)
+	from := "entities"
+	if p.index != "" {
+		from += " INDEXED BY " + p.index
+		where = "tid = " + strconv.FormatInt(t.ID, 10) + " AND " + p.indexSQL + p.bounds.and()
+		args = append(append([]any{}, p.indexArgs...), p.bounds.args...)
+	}
+	if res.Next != nil {
+		where += " AND (pk, rk) < (?, ?)"
+		args = append(args, sortKey(res.Next.PK), sortKey(res.Next.RK))
+	}
+	return tx.tx.QueryRowContext(tx.ctx, "SELECT count(*) FROM "+from+" WHERE "+where, args...).Scan(&res.Scanned)
 }
 
 // budgetCheck follows a short page of a budgeted scan. Either the key range

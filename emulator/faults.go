@@ -1,0 +1,143 @@
+package emulator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/auth"
+)
+
+// Fault injection (--faults): answer some requests with the transient
+// failures the service produces, so that an application's retry policy
+// runs on the developer's machine. The specification is comma-separated
+// key=value pairs:
+//
+//	rate=0.1                 fail this share of matching requests at random, or
+//	every=3                  fail every third matching request (deterministic)
+//	ops=InsertEntity|GetEntity   operations to fail (default: all but Preflight)
+//	kinds=timeout|busy|drop  500 OperationTimedOut, 503 ServerBusy, or the
+//	                         connection closed without a response; one is
+//	                         picked per fault (default: timeout|busy)
+//	seed=1                   the random seed (default 1, so runs repeat)
+//
+// A fault is injected after authentication and before the operation runs,
+// so a failed request has changed nothing and is always safe to retry.
+type faults struct {
+	mu    sync.Mutex
+	rate  float64
+	every int
+	ops   map[auth.Op]bool // nil: every operation
+	kinds []string
+	rnd   *rand.Rand
+	n     int
+}
+
+func parseFaults(spec string) (*faults, error) {
+	f := &faults{kinds: []string{"timeout", "busy"}}
+	seed := uint64(1)
+	for _, item := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want key=value", item)
+		}
+		var err error
+		switch k {
+		case "rate":
+			f.rate, err = strconv.ParseFloat(v, 64)
+			if err == nil && (f.rate <= 0 || f.rate > 1) {
+				err = fmt.Errorf("want a share in (0, 1]")
+			}
+		case "every":
+			f.every, err = strconv.Atoi(v)
+			if err == nil && f.every < 1 {
+				err = fmt.Errorf("want a count from 1")
+			}
+		case "seed":
+			seed, err = strconv.ParseUint(v, 10, 64)
+		case "ops":
+			f.ops = map[auth.Op]bool{}
+			for _, name := range strings.Split(v, "|") {
+				op, ok := opByName(name)
+				if !ok {
+					return nil, fmt.Errorf("ops: no operation %q", name)
+				}
+				f.ops[op] = true
+			}
+		case "kinds":
+			f.kinds = nil
+			for _, kind := range strings.Split(v, "|") {
+				switch kind {
+				case "timeout", "busy", "drop":
+					f.kinds = append(f.kinds, kind)
+				default:
+					return nil, fmt.Errorf("kinds: %q is not timeout, busy or drop", kind)
+				}
+			}
+		default:
+			return nil, fmt.Errorf("unknown key %q", k)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
+	if (f.rate == 0) == (f.every == 0) {
+		return nil, fmt.Errorf("give one of rate= or every=")
+	}
+	f.rnd = rand.New(rand.NewPCG(seed, seed))
+	return f, nil
+}
+
+func opByName(name string) (auth.Op, bool) {
+	for _, op := range auth.Ops() {
+		if op.String() == name {
+			return op, true
+		}
+	}
+	return 0, false
+}
+
+// pick decides whether this request fails, and how ("" for no fault).
+func (f *faults) pick(op auth.Op) string {
+	if op == auth.Preflight || (f.ops != nil && !f.ops[op]) {
+		return ""
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	hit := f.every > 0 && f.n%f.every == 0 || f.rate > 0 && f.rnd.Float64() < f.rate
+	if !hit {
+		return ""
+	}
+	return f.kinds[f.rnd.IntN(len(f.kinds))]
+}
+
+// inject applies a fault to c, and reports whether it did.
+func (f *faults) inject(c *call) bool {
+	switch f.pick(c.op) {
+	case "timeout":
+		c.writeError(apierr.New(apierr.OperationTimedOut).WithDetail("injected by --faults"))
+	case "busy":
+		c.writeError(apierr.New(apierr.ServerBusy).WithDetail("injected by --faults"))
+	case "drop":
+		c.note = "fault=drop"
+		if hj, ok := c.w.(interface {
+			Unwrap() http.ResponseWriter
+		}); ok {
+			if h, ok := hj.Unwrap().(http.Hijacker); ok {
+				if conn, _, err := h.Hijack(); err == nil {
+					conn.Close()
+					return true
+				}
+			}
+		}
+		panic(http.ErrAbortHandler) // net/http closes the connection
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,283 @@
+package emulator
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/store"
+)
+
+// Design insight (--insights): what the service would make of the
+// application's table design. Every entity query is classified in the
+// design guide's terms (store.Shape) with the entities it examined and
+// returned, sent back in x-tableemu-* response headers and written to the
+// access log; and GET /_tableemu/insights summarises, per table, the query
+// shapes seen, the table scans and their filters, the partitions written
+// hottest, entities near the size and property limits, and batches the
+// service refuses because their keys span partitions.
+//
+// Off by default: without --insights the server keeps no statistics and
+// the request path pays one nil check.
+
+// insights is the collector; nil when --insights is off.
+type insights struct {
+	mu     sync.Mutex
+	now    func() time.Time
+	tables map[string]*tableInsight // account + "/" + lower-case table
+}
+
+type tableInsight struct {
+	Account    string                      `json:"account"`
+	Table      string                      `json:"table"`
+	Shapes     map[store.Shape]*queryStats `json:"queryShapes"`
+	scans      map[string]*scanStats
+	partitions map[string]*partitionStats
+	NearLimits []limitNote `json:"nearLimits"`
+	// CrossPartitionBatches counts batches refused because their keys
+	// span partitions (CommandsInBatchActOnDifferentPartitions).
+	CrossPartitionBatches int64    `json:"crossPartitionBatches"`
+	CrossPartitionExample []string `json:"crossPartitionExample,omitempty"`
+}
+
+type queryStats struct {
+	Queries  int64 `json:"queries"`
+	Scanned  int64 `json:"entitiesScanned"`
+	Returned int64 `json:"entitiesReturned"`
+}
+
+type scanStats struct {
+	Filter string      `json:"filter"`
+	Shape  store.Shape `json:"shape"`
+	queryStats
+}
+
+type partitionStats struct {
+	PartitionKey string `json:"partitionKey"`
+	Writes       int64  `json:"writes"`
+	// PeakPerSecond is the most entities written in one second; the
+	// service's target is about 2,000 per partition.
+	PeakPerSecond int64 `json:"peakWritesPerSecond"`
+	// Ascending and Descending count writes whose RowKey sorts after, or
+	// before, the previous write's: a partition written mostly at one
+	// end is the guide's append-only (or prepend) anti-pattern.
+	Ascending  int64 `json:"rowKeysAscending"`
+	Descending int64 `json:"rowKeysDescending"`
+	second     int64
+	inSecond   int64
+	lastRK     string
+}
+
+type limitNote struct {
+	PartitionKey string `json:"partitionKey"`
+	RowKey       string `json:"rowKey"`
+	Size         int    `json:"size"`
+	Properties   int    `json:"properties"`
+	Why          string `json:"why"`
+}
+
+const (
+	maxScansKept   = 50 // distinct scan filters per table
+	maxLimitNotes  = 20
+	nearLimitShare = 0.9 // "close to a limit" is within 10% of it
+)
+
+func newInsights(now func() time.Time) *insights {
+	return &insights{now: now, tables: map[string]*tableInsight{}}
+}
+
+func (in *insights) table(account, table string) *tableInsight {
+	k := account + "/" + strings.ToLower(table)
+	t := in.tables[k]
+	if t == nil {
+		t = &tableInsight{Account: account, Table: table, Shapes: map[store.Shape]*queryStats{},
+			scans: map[string]*scanStats{}, partitions: map[string]*partitionStats{}}
+		in.tables[k] = t
+	}
+	return t
+}
+
+// query records one page of a query and reports it on the response and in
+// the access log.
+func (in *insights) query(c *call, table, filter string, res store.ScanResult, returned int) {
+	h := c.w.Header()
+	h.Set("x-tableemu-query-shape", string(res.Shape))
+	h.Set("x-tableemu-entities-scanned", strconv.Itoa(res.Scanned))
+	h.Set("x-tableemu-entities-returned", strconv.Itoa(returned))
+	if res.Index != "" {
+		h.Set("x-tableemu-index", res.Index)
+	}
+	c.note = "shape=" + string(res.Shape) + " scanned=" + strconv.Itoa(res.Scanned) + " returned=" + strconv.Itoa(returned)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	t := in.table(c.res.account, table)
+	qs := t.Shapes[res.Shape]
+	if qs == nil {
+		qs = &queryStats{}
+		t.Shapes[res.Shape] = qs
+	}
+	qs.add(res.Scanned, returned)
+	if res.Shape == store.TableScan || res.Shape == store.PartitionRangeScan {
+		ss := t.scans[filter]
+		if ss == nil {
+			if len(t.scans) >= maxScansKept {
+				return
+			}
+			ss = &scanStats{Filter: filter, Shape: res.Shape}
+			t.scans[filter] = ss
+		}
+		ss.add(res.Scanned, returned)
+	}
+}
+
+func (q *queryStats) add(scanned, returned int) {
+	q.Queries++
+	if scanned > 0 {
+		q.Scanned += int64(scanned)
+	}
+	q.Returned += int64(returned)
+}
+
+// writes records entities written to one table.
+func (in *insights) writes(account, table string, es []*edm.Entity) {
+	now := in.now().Unix()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	t := in.table(account, table)
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		p := t.partitions[e.PartitionKey]
+		if p == nil {
+			p = &partitionStats{PartitionKey: e.PartitionKey}
+			t.partitions[e.PartitionKey] = p
+		}
+		p.Writes++
+		if p.second != now {
+			p.second, p.inSecond = now, 0
+		}
+		p.inSecond++
+		p.PeakPerSecond = max(p.PeakPerSecond, p.inSecond)
+		if p.Writes > 1 {
+			switch c := edm.CompareStrings(e.RowKey, p.lastRK); {
+			case c > 0:
+				p.Ascending++
+			case c < 0:
+				p.Descending++
+			}
+		}
+		p.lastRK = e.RowKey
+		t.noteLimits(e)
+	}
+}
+
+func (t *tableInsight) noteLimits(e *edm.Entity) {
+	size, n := wire.EntitySize(e), len(e.Properties)
+	var why []string
+	if float64(size) >= nearLimitShare*wire.MaxEntitySize {
+		why = append(why, "size")
+	}
+	if float64(n) >= nearLimitShare*wire.MaxUserProperties {
+		why = append(why, "property count")
+	}
+	for _, p := range e.Properties {
+		if p.Value.T == edm.String && float64(edm.UTF16Len(p.Value.S)) >= nearLimitShare*wire.MaxStringLength ||
+			p.Value.T == edm.Binary && float64(len(p.Value.B)) >= nearLimitShare*wire.MaxBinaryLength {
+			why = append(why, "property "+p.Name+" size")
+		}
+	}
+	if len(why) == 0 {
+		return
+	}
+	if len(t.NearLimits) == maxLimitNotes {
+		t.NearLimits = t.NearLimits[1:]
+	}
+	t.NearLimits = append(t.NearLimits, limitNote{e.PartitionKey, e.RowKey, size, n, strings.Join(why, ", ")})
+}
+
+// crossPartitionBatch records a batch refused for spanning partitions.
+func (in *insights) crossPartitionBatch(account, table string, pks []string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	t := in.table(account, table)
+	t.CrossPartitionBatches++
+	if t.CrossPartitionExample == nil {
+		t.CrossPartitionExample = pks
+	}
+}
+
+// serve answers GET /_tableemu/insights.
+func (in *insights) serve(w http.ResponseWriter) {
+	type tableOut struct {
+		*tableInsight
+		TableScans        []*scanStats      `json:"tableScans"`
+		HottestPartitions []*partitionStats `json:"hottestPartitions"`
+	}
+	in.mu.Lock()
+	var out []tableOut
+	for _, t := range in.tables {
+		o := tableOut{tableInsight: t}
+		for _, s := range t.scans {
+			c := *s
+			o.TableScans = append(o.TableScans, &c)
+		}
+		sort.Slice(o.TableScans, func(i, j int) bool { return o.TableScans[i].Scanned > o.TableScans[j].Scanned })
+		for _, p := range t.partitions {
+			c := *p
+			o.HottestPartitions = append(o.HottestPartitions, &c)
+		}
+		sort.Slice(o.HottestPartitions, func(i, j int) bool {
+			a, b := o.HottestPartitions[i], o.HottestPartitions[j]
+			if a.PeakPerSecond != b.PeakPerSecond {
+				return a.PeakPerSecond > b.PeakPerSecond
+			}
+			return a.Writes > b.Writes
+		})
+		if len(o.HottestPartitions) > 10 {
+			o.HottestPartitions = o.HottestPartitions[:10]
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Account+"/"+out[i].Table < out[j].Account+"/"+out[j].Table
+	})
+	body, err := json.MarshalIndent(map[string]any{"tables": out}, "", "  ")
+	in.mu.Unlock()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// serveInsights answers GET /_tableemu/insights. It needs no credentials:
+// it is a development aid, switched on with --insights, and says nothing
+// about the data beyond keys and filters.
+func (s *Server) serveInsights(c *call) {
+	if s.ins == nil {
+		c.writeError(apierr.Newf(apierr.ResourceNotFound, "The specified resource does not exist. Start tableemu with --insights to collect design insights."))
+		return
+	}
+	if c.r.Method != http.MethodGet {
+		c.writeError(apierr.New(apierr.UnsupportedHttpVerb))
+		return
+	}
+	s.ins.serve(c.w)
+}
+
+// noteWrites records entities written, for insights; stubs stand for
+// deleted entities (only their keys count).
+func (s *Server) noteWrites(c *call, table string, es ...*edm.Entity) {
+	if s.ins != nil {
+		s.ins.writes(c.res.account, table, es)
+	}
+}
