@@ -92,8 +92,30 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	// existing command lines keep working.
 	var ignored bool
 	fs.BoolVar(&ignored, "disableTelemetry", false, "accepted for Azurite compatibility; tableemu sends no telemetry")
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	// Azurite's all-in-one command takes blob and queue flags too; a
+	// compose file written for it keeps working, with a warning.
+	var otherServices []string
+	for _, name := range []string{"blobHost", "blobPort", "queueHost", "queuePort"} {
+		fs.Func(name, "accepted for Azurite compatibility and ignored: tableemu serves tables only", func(v string) error {
+			otherServices = append(otherServices, name)
+			return nil
+		})
+	}
+	// `azurite` or `azurite-table` as a word of the command line — an
+	// Azurite container's command, appended to this image's entrypoint —
+	// is skipped, and the flags after it are read too.
+	for {
+		if err := fs.Parse(args); err != nil {
+			return c, err
+		}
+		if fs.NArg() == 0 || (fs.Arg(0) != "azurite" && fs.Arg(0) != "azurite-table") {
+			break
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%q ignored: tableemu is the table service", fs.Arg(0)))
+		args = fs.Args()[1:]
+	}
+	if len(otherServices) > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("--%s ignored: tableemu serves the table service only", strings.Join(otherServices, ", --")))
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))

@@ -30,6 +30,16 @@ func TestLoadConfig(t *testing.T) {
 				t.Fatalf("%+v", c)
 			}
 		}},
+		{name: "azurite command line", args: []string{"azurite", "--blobHost", "0.0.0.0", "--tableHost", "0.0.0.0", "--queuePort", "10001"}, check: func(t *testing.T, c Config) {
+			if c.Host != "0.0.0.0" || len(c.Warnings) != 2 {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{name: "azurite command appended to the entrypoint", args: []string{"--tableHost", "0.0.0.0", "--location", "/data", "azurite-table", "--tableHost", "0.0.0.0", "--loose"}, check: func(t *testing.T, c Config) {
+			if c.Host != "0.0.0.0" || !c.Loose || c.Location != "/data" || len(c.Warnings) != 1 {
+				t.Fatalf("%+v", c)
+			}
+		}},
 		{name: "in memory", args: []string{"--inMemoryPersistence"}, check: func(t *testing.T, c Config) {
 			if !c.InMemory {
 				t.Fatal("not in memory")

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -17,6 +18,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck(os.Args[2:], os.Stdout, os.Stderr)) // healthcheck.go
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -44,7 +48,16 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "tableemu:", err)
 		return 1
 	}
-	addr := ln.Addr().String()
+	// Print the address as given, not as Go reports it (0.0.0.0 becomes
+	// [::]); clients on this machine, or through a container's published
+	// port, reach every interface at 127.0.0.1, as Azurite's connection
+	// string says.
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	listening := net.JoinHostPort(cfg.Host, port)
+	addr := listening
+	if ip := net.ParseIP(cfg.Host); ip != nil && ip.IsUnspecified() {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
 	where := srv.DatabasePath()
 	if cfg.InMemory {
 		where = "memory (nothing is kept on disk)"
@@ -55,6 +68,9 @@ func run(args []string) int {
 		fmt.Printf("tableemu: endpoint %s\n", ep)
 		fmt.Printf("tableemu: connection string %s\n", emulator.ConnectionString(a, ep))
 	}
+	// Azurite's readiness line, word for word, for tools that wait for it
+	// in the log (docker/MIGRATING.md); the suffix says who printed it.
+	fmt.Printf("Azurite Table service is successfully listening at %s://%s (tableemu, Azurite-compatible)\n", cfg.Scheme(), listening)
 
 	// The first SIGINT/SIGTERM shuts down gracefully: in-flight requests
 	// finish and the database closes. A second one exits at once.

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tableemu/tableemu/emulator"
+)
+
+// startEmulator serves an in-memory tableemu on a loopback port.
+func startEmulator(t *testing.T, tls bool) (hs *httptest.Server, port string) {
+	t.Helper()
+	srv, err := emulator.New(emulator.Config{InMemory: true, Silent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if tls {
+		hs = httptest.NewTLSServer(srv)
+	} else {
+		hs = httptest.NewServer(srv)
+	}
+	t.Cleanup(hs.Close)
+	u, err := url.Parse(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs, u.Port()
+}
+
+func runHealthcheck(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = healthcheck(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestHealthcheckUp(t *testing.T) {
+	_, port := startEmulator(t, false)
+	for _, args := range [][]string{
+		{"--tablePort", port},
+		// The server's own container command line: 0.0.0.0 is probed on
+		// loopback, and flags that do not move the server are ignored.
+		{"--tableHost", "0.0.0.0", "--tablePort", port, "--location", "/data", "--loose", "--silent"},
+		{"--tableHost", "::", "--tablePort", port},
+		{"--tableHost", "localhost", "--tablePort", port},
+	} {
+		code, out, errOut := runHealthcheck(args...)
+		if code != 0 || !strings.Contains(out, "up") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 0 and up", args, code, out, errOut)
+		}
+	}
+}
+
+func TestHealthcheckHTTPS(t *testing.T) {
+	_, port := startEmulator(t, true)
+	// The files are not read: --cert and --key only say the server
+	// speaks HTTPS, and the probe does not check its certificate.
+	code, out, errOut := runHealthcheck("--tablePort", port, "--cert", "cert.pem", "--key", "key.pem")
+	if code != 0 || !strings.Contains(out, "https://127.0.0.1:"+port) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 over https", code, out, errOut)
+	}
+}
+
+func TestHealthcheckDown(t *testing.T) {
+	hs, port := startEmulator(t, false)
+	hs.Close()
+	code, out, errOut := runHealthcheck("--tablePort", port)
+	if code != 1 || !strings.Contains(errOut, "down") || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 1 and down", code, out, errOut)
+	}
+}
+
+// A server that accepts connections but never answers is unhealthy, and
+// the probe says so within its timeout rather than hanging.
+func TestHealthcheckSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // hold it open, say nothing
+		}
+	}()
+	old := healthTimeout
+	healthTimeout = 300 * time.Millisecond
+	defer func() { healthTimeout = old }()
+
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	start := time.Now()
+	code, _, errOut := runHealthcheck("--tablePort", port)
+	if code != 1 || !strings.Contains(errOut, "down") {
+		t.Fatalf("exit %d, stderr %q; want 1 and down", code, errOut)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v; the timeout is %v", d, healthTimeout)
+	}
+}
+
+func TestHealthcheckBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"--tablePort", "0"},
+		{"--tablePort", "http"},
+		{"--tablePrt", "10002"},
+		{"extra"},
+	} {
+		code, out, errOut := runHealthcheck(args...)
+		if code != 1 || out != "" || errOut == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1 with a message", args, code, out, errOut)
+		}
+	}
+}
+
+func TestProbeHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.0.0.0":   "127.0.0.1",
+		"::":        "127.0.0.1",
+		"localhost": "127.0.0.1",
+		"127.0.0.1": "127.0.0.1",
+		"::1":       "::1",
+		"10.1.2.3":  "10.1.2.3",
+	} {
+		if got := probeHost(in); got != want {
+			t.Errorf("probeHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The image's HEALTHCHECK has no flags, so against a server started with
+// --cert/--key it probes with plain HTTP; Go's TLS server answers that with
+// a 400, which still proves the server is up.
+func TestHealthcheckPlainProbeOfHTTPS(t *testing.T) {
+	_, port := startEmulator(t, true)
+	code, out, errOut := runHealthcheck("--tablePort", port)
+	if code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0", code, out, errOut)
+	}
+}

@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# docker/test-image.sh — build the tableemu image from ./Dockerfile and test
+# it on a machine where no container engine can run containers.
+#
+#   docker/test-image.sh [--keep]      (as root; CI runs it from .ci/run)
+#
+# 1. Builds the binary with docker/build-binary.sh into a directory DIR:
+#    the very script the Dockerfile's build stage runs.
+# 2. Builds the image from the real Dockerfile with podman, DIR standing in
+#    for the `build` stage (--build-context build=DIR). The final stage has
+#    no RUN, so nothing needs to run a container. Storage is a private vfs
+#    store under a temporary directory, removed at the end (--keep keeps it).
+# 3. Checks the image's config (numeric non-root user, /data volume, port
+#    10002, an exec-form HEALTHCHECK, nothing but the binary, /tmp and /data)
+#    and exports a container's filesystem.
+# 4. In a network namespace of its own (loopback only, so the image's
+#    0.0.0.0:10002 reaches nothing else), starts the image's Entrypoint and
+#    Cmd from that filesystem with chroot, as the image's user, with the
+#    image's Env only, as PID 1 of a PID namespace — as a container would.
+# 5. Runs the image's HEALTHCHECK command, the Go conformance suite against
+#    the connection string the server printed, and the example app of
+#    docker/compose.yaml with the connection string that file gives it (its
+#    service name resolves to loopback); then stops the server with SIGTERM
+#    (what `docker stop` sends) and expects a clean exit, after which the
+#    healthcheck must fail.
+# 6. Starts it again with extra arguments and AZURITE_ACCOUNTS, which must
+#    pass through, and runs part of the suite against the custom account.
+# 7. Prints the image size and fails if it is 20 MB or more.
+#
+# Installs podman and iproute2 with apt-get when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+max_size=$((20 * 1000 * 1000)) # bytes, uncompressed
+keep=false
+[ "${1:-}" = --keep ] && keep=true
+
+t0=$(date +%s)
+step() { printf '\n== test-image: %s\n' "$*"; }
+die() {
+	printf 'test-image: FAIL: %s\n' "$*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "needs root (chroot, namespaces, rootful podman); CI runs as root"
+command -v go >/dev/null || die "needs the Go toolchain"
+
+missing=()
+command -v podman >/dev/null || missing+=(podman)
+command -v ip >/dev/null || missing+=(iproute2)
+if [ ${#missing[@]} -gt 0 ]; then
+	step "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
+fi
+podman --version
+
+work=$(mktemp -d /tmp/tableemu-image.XXXXXX)
+ns=tableemu-image-$$
+server_pid=   # the unshare process, in this shell's jobs
+server_child= # its child: the server, PID 1 of its PID namespace
+cleanup() {
+	set +e
+	# Killing PID 1 of a PID namespace kills all of it. (unshare's
+	# --kill-child cannot do this: chroot --userspec's change of user
+	# clears the parent-death signal.)
+	[ -n "$server_child" ] && kill -KILL "$server_child" 2>/dev/null
+	[ -n "$server_pid" ] && wait "$server_pid" 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "/etc/netns/$ns"
+	rmdir /etc/netns 2>/dev/null # if we made it and nothing else uses it
+	if $keep; then
+		echo "test-image: kept $work (podman --root $work/storage --runroot $work/run --storage-driver vfs)"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+pm=(podman --root "$work/storage" --runroot "$work/run" --storage-driver=vfs
+	--cgroup-manager=cgroupfs --events-backend=file)
+image=localhost/tableemu:test
+
+# ---- 1. the build stage, on the host
+step "building the binary as the build stage does (docker/build-binary.sh)"
+grep -q '^FROM .* AS build$' Dockerfile || die "Dockerfile has no stage named build"
+grep -q 'sh docker/build-binary.sh /out' Dockerfile || die "the Dockerfile's build stage no longer runs docker/build-binary.sh"
+sh docker/build-binary.sh "$work/build/out"
+ls -l "$work/build/out/rootfs/tableemu"
+
+# ---- 2. the image, from the real Dockerfile
+step "podman build, with the build stage replaced by that directory"
+# --format docker: the OCI image format has no HEALTHCHECK. --pull=never:
+# nothing is fetched; the build stage's base image is never needed. The
+# TARGET* arguments are the ones BuildKit sets by itself.
+"${pm[@]}" build --quiet --format docker --pull=never --layers=false \
+	--build-arg TARGETOS="$(go env GOOS)" --build-arg TARGETARCH="$(go env GOARCH)" \
+	--build-context build="$work/build" -f Dockerfile -t "$image" . >/dev/null
+
+inspect() { "${pm[@]}" image inspect --format "$1" "$image"; }
+lines() { inspect "{{range $1}}{{.}}{{\"\\n\"}}{{end}}"; }
+mapfile -t entrypoint < <(lines .Config.Entrypoint)
+mapfile -t cmd < <(lines .Config.Cmd)
+mapfile -t env < <(lines .Config.Env)
+mapfile -t health < <(lines .HealthCheck.Test)
+user=$(inspect '{{.Config.User}}')
+workdir=$(inspect '{{.Config.WorkingDir}}')
+# shellcheck disable=SC2016 # $k is a Go template variable
+volumes=$(inspect '{{range $k, $v := .Config.Volumes}}{{$k}} {{end}}')
+# shellcheck disable=SC2016
+ports=$(inspect '{{range $k, $v := .Config.ExposedPorts}}{{$k}} {{end}}')
+size=$(inspect '{{.Size}}')
+
+# ---- 3. what the image says and holds
+step "checking the image config"
+echo "entrypoint: ${entrypoint[*]}"
+echo "cmd:        ${cmd[*]:-}"
+echo "user:       $user"
+echo "env:        ${env[*]:-}"
+echo "volumes:    $volumes"
+echo "ports:      $ports"
+echo "healthcheck: ${health[*]:-}"
+[[ $user =~ ^([0-9]+):([0-9]+)$ ]] || die "USER $user is not numeric uid:gid"
+uid=${BASH_REMATCH[1]} gid=${BASH_REMATCH[2]}
+[ "$uid" != 0 ] || die "the image runs as root"
+[[ " $volumes " == *" /data "* ]] || die "no VOLUME /data"
+[[ " $ports " == *" 10002/tcp "* ]] || die "no EXPOSE 10002"
+[ "${health[0]:-}" = CMD ] || die "HEALTHCHECK must be exec form (CMD [...]): scratch has no shell"
+[ -z "$workdir" ] || [ "$workdir" = / ] || die "WORKDIR $workdir: chroot starts in /, so this check cannot honour it"
+argv=("${entrypoint[@]}" "${cmd[@]}")
+[ ${#argv[@]} -gt 0 ] || die "no ENTRYPOINT or CMD"
+
+rootfs=$work/rootfs
+mkdir "$rootfs"
+ctr=$("${pm[@]}" create --no-healthcheck "$image")
+"${pm[@]}" export "$ctr" | tar -x --numeric-owner -C "$rootfs"
+"${pm[@]}" rm "$ctr" >/dev/null
+contents=$(cd "$rootfs" && find . -mindepth 1 -printf '%p %m %U:%G\n' | sort)
+echo "$contents"
+want=$(printf '%s\n' "./data 755 $uid:$gid" "./tableemu 755 0:0" "./tmp 1777 0:0")
+[ "$contents" = "$want" ] || die "the image should hold exactly /tableemu (root's), /tmp (1777) and /data (the user's); it holds the above"
+
+# ---- 4. start the image's command from its filesystem
+step "starting the image's entrypoint in a network namespace of its own"
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+# ip netns exec mounts /etc/netns/NAME/hosts over /etc/hosts: compose's
+# service name resolves to loopback, as on the compose network.
+mkdir -p "/etc/netns/$ns"
+printf '127.0.0.1 localhost tableemu\n' >"/etc/netns/$ns/hosts"
+in_ns() { ip netns exec "$ns" "$@"; }
+
+# start LOG [VAR=value...] -- [extra arguments]: the image's command line
+# plus extra arguments, with the image's Env plus VARs, as uid:gid.
+start() {
+	local log=$1 vars=()
+	shift
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	# Not through in_ns: a function run with & is a subshell, and $! must
+	# be unshare itself (ip netns exec execs its command).
+	ip netns exec "$ns" unshare --pid --fork \
+		env -i "${env[@]}" "${vars[@]}" \
+		chroot --userspec="$uid:$gid" "$rootfs" "${argv[@]}" "$@" >"$log" 2>&1 &
+	server_pid=$!
+	local deadline=$((SECONDS + 20))
+	until server_child=$(cat "/proc/$server_pid/task/$server_pid/children" 2>/dev/null) && [ -n "$server_child" ]; do
+		kill -0 "$server_pid" 2>/dev/null || { cat "$log"; die "the server exited at start"; }
+		[ $SECONDS -lt $deadline ] || die "unshare started no server"
+		sleep 0.05
+	done
+	server_child=${server_child%% *}
+	until grep -q '^Azurite Table service is successfully listening at ' "$log"; do
+		kill -0 "$server_pid" 2>/dev/null || { cat "$log"; die "the server exited at start"; }
+		[ $SECONDS -lt $deadline ] || { cat "$log"; die "no readiness line within 20 s"; }
+		sleep 0.1
+	done
+	cat "$log"
+}
+
+# stop LOG: SIGTERM to the server (PID 1 of its namespace), as docker stop.
+stop() {
+	local log=$1 rc=0
+	[ "$(cat "/proc/$server_child/comm")" = tableemu ] || die "process $server_child is not the server"
+	kill -TERM "$server_child"
+	local deadline=$((SECONDS + 10))
+	while kill -0 "$server_pid" 2>/dev/null; do
+		[ $SECONDS -lt $deadline ] || die "still running 10 s after SIGTERM (docker stop would kill it)"
+		sleep 0.1
+	done
+	wait "$server_pid" || rc=$?
+	server_pid='' server_child=''
+	[ "$rc" = 0 ] || { tail -5 "$log"; die "exit status $rc after SIGTERM"; }
+	grep -q '^tableemu: stopped' "$log" || die "no clean stop in the log"
+}
+
+# healthcheck [extra arguments]: the image's HEALTHCHECK command, as the
+# engine runs it: in the container, as its user, with its Env.
+healthcheck() {
+	in_ns timeout 10 env -i "${env[@]}" chroot --userspec="$uid:$gid" "$rootfs" "${health[@]:1}" "$@"
+}
+
+# connection_string LOG: the first one printed, used as it is.
+connection_string() {
+	local cs
+	cs=$(sed -n 's/^tableemu: connection string //p' "$1" | head -1)
+	[ -n "$cs" ] || die "no connection string printed"
+	echo "$cs"
+}
+
+(cd conformance && go test -c -o "$work/conformance.test" .)
+go build -o "$work/example-app" ./docker/example-app
+conformance() { # conformance CONNECTION_STRING [test flags]
+	local cs=$1
+	shift
+	(cd conformance && in_ns env TABLEEMU_TEST_CONNECTION_STRING="$cs" \
+		"$work/conformance.test" -test.count=1 -test.v "$@") >"$work/conformance.log" 2>&1 || {
+		grep -E '^(--- FAIL|FAIL|panic)' -A5 "$work/conformance.log" | head -60
+		die "conformance tests failed against the image's server (log: $work/conformance.log, --keep keeps it)"
+	}
+	# Skipped: the tests that need an in-process server.
+	printf 'conformance: %d passed, 0 failed, %d skipped\n' \
+		"$(grep -c -- '^--- PASS' "$work/conformance.log")" "$(grep -c -- '^--- SKIP' "$work/conformance.log")"
+}
+
+log1=$work/server1.log
+start "$log1" --
+grep -q '^Azurite Table service is successfully listening at http://0.0.0.0:10002 ' "$log1" ||
+	die "not listening on 0.0.0.0:10002"
+grep -q '^tableemu: serving Azure Table storage from /data/tableemu.sqlite$' "$log1" ||
+	die "the database is not under /data"
+cs=$(connection_string "$log1")
+
+# ---- 5. healthcheck, conformance, docker stop
+step "healthcheck: ${health[*]:1}"
+healthcheck || die "the healthcheck fails against a running server"
+
+step "conformance tests against $cs"
+conformance "$cs"
+
+step "the example app with docker/compose.yaml's connection string"
+app_cs=$(sed -n 's/^ *AZURE_TABLES_CONNECTION_STRING: *"\(.*\)"$/\1/p' docker/compose.yaml)
+[[ $app_cs == *TableEndpoint=http://tableemu:10002/* ]] || die "no connection string for the app in docker/compose.yaml"
+in_ns env AZURE_TABLES_CONNECTION_STRING="$app_cs" "$work/example-app" || die "the example app fails"
+
+step "stopping with SIGTERM"
+stop "$log1"
+tail -2 "$log1"
+db=$(find "$rootfs/data" -name tableemu.sqlite -printf '%U:%G')
+[ "$db" = "$uid:$gid" ] || die "no database in /data owned by $uid:$gid"
+if healthcheck 2>/dev/null; then die "the healthcheck passes with no server"; fi
+echo "healthcheck fails with the server stopped, as it should"
+
+# ---- 6. extra arguments and AZURITE_ACCOUNTS pass through
+step "extra arguments (--tablePort 10012 --silent) and AZURITE_ACCOUNTS"
+key=$(head -c 32 /dev/urandom | base64 -w0)
+log2=$work/server2.log
+start "$log2" "AZURITE_ACCOUNTS=imagetest:$key" -- --tablePort 10012 --silent
+grep -q '^tableemu: endpoint http://127.0.0.1:10012/imagetest$' "$log2" || die "AZURITE_ACCOUNTS or --tablePort did not pass through"
+if grep -q devstoreaccount1 "$log2"; then die "AZURITE_ACCOUNTS should replace devstoreaccount1"; fi
+healthcheck --tablePort 10012 || die "healthcheck --tablePort 10012 fails"
+cs2=$(connection_string "$log2")
+conformance "$cs2" -test.run 'TestCreateTable|TestInsertEntity|TestQueryPaging|TestBatchEveryAction|TestFiltersOnEveryType'
+if grep -Eq ' (GET|POST|PUT|PATCH|MERGE|DELETE) /' "$log2"; then die "--silent did not pass through: access log written"; fi
+stop "$log2"
+
+# ---- 7. size
+step "image size"
+compressed=$("${pm[@]}" save --format docker-archive "$image" | gzip -c | wc -c)
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+echo "image size: $(mb "$size") ($size bytes; $(mb "$compressed") gzip-compressed)"
+[ "$size" -lt "$max_size" ] || die "the image is $(mb "$size"), the target is under $(mb "$max_size")"
+
+step "passed in $(($(date +%s) - t0)) s"
