@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Conformance through the JavaScript Azure Tables SDKs: installs the pinned
+# SDKs from package-lock.json (npm ci), builds tableemu once, and runs each
+# SDK's suite with node --test. Every test file starts its own tableemu on a
+# free loopback port with a fresh --location.
+#
+#   TABLEEMU_BIN=path                      use this binary instead of building
+#   TABLEEMU_TEST_CONNECTION_STRING='...'  run against that endpoint instead
+#                                          (Azurite, a storage account)
+#
+# Exits non-zero when npm ci fails or any test fails.
+set -euo pipefail
+cd "$(dirname "$0")"
+here=$(pwd)
+root=$(cd ../.. && pwd)
+
+command -v node >/dev/null || { echo "conformance/js: node is not installed" >&2; exit 1; }
+command -v npm >/dev/null || { echo "conformance/js: npm is not installed" >&2; exit 1; }
+
+echo "== npm ci (conformance/js)"
+npm ci --no-audit --no-fund --loglevel=error
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ -z "${TABLEEMU_TEST_CONNECTION_STRING:-}" ] && [ -z "${TABLEEMU_BIN:-}" ]; then
+  echo "== go build ./cmd/tableemu"
+  (cd "$root" && go build -o "$tmp/tableemu" ./cmd/tableemu)
+  export TABLEEMU_BIN="$tmp/tableemu"
+fi
+
+total_pass=0 total_fail=0 total_skip=0 status=0
+# suite DIR LABEL: runs one SDK's suite; spec output to the log, TAP to a
+# file whose closing counts give the summary line.
+suite() {
+  local dir=$1 label=$2
+  echo "== node --test $dir ($label)"
+  local rc=0
+  node --test --test-concurrency=2 --test-timeout=300000 \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$tmp/$dir.tap" \
+    "test/$dir/" || rc=$?
+  local pass fail skip
+  pass=$(awk '/^# pass /{n=$3} END{print n+0}' "$tmp/$dir.tap")
+  fail=$(awk '/^# fail /{n=$3} END{print n+0}' "$tmp/$dir.tap")
+  skip=$(awk '/^# skipped /{n=$3} END{print n+0}' "$tmp/$dir.tap")
+  echo "$label: $pass passed, $fail failed, $skip skipped"
+  total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
+  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ] || [ "$pass" -eq 0 ]; then status=1; fi
+}
+
+dtv=$(node -p 'require("@azure/data-tables/package.json").version')
+asv=$(node -p 'require("azure-storage/package.json").version')
+suite data-tables "@azure/data-tables@$dtv"
+suite legacy "azure-storage@$asv"
+
+echo "conformance-js: $total_pass passed, $total_fail failed, $total_skip skipped"
+exit $status
