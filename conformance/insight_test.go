@@ -190,8 +190,14 @@ func TestThrottle(t *testing.T) {
 		}
 	}
 	// The bucket holds 2,000 and refills at 2,000 a second while the
-	// batches run: on a slow machine a few more batches get through.
+	// batches run: on a slow machine a few more batches get through, and
+	// one that cannot write faster than the refill (the race detector on
+	// a loaded machine) never reaches the limit. The rates themselves are
+	// tested on a virtual clock (emulator TestThrottleRates).
 	allowed := 2000 + int(2000*time.Since(start).Seconds()) + 100
+	if busy == 0 && written < allowed {
+		t.Skipf("wrote %d entities in %v: too slow to outrun the refill here", written, time.Since(start))
+	}
 	if busy == 0 || written < 2000 || written > allowed {
 		t.Fatalf("wrote %d entities before ServerBusy (busy %d); want 2,000 to %d", written, busy, allowed)
 	}

@@ -400,7 +400,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 // fault: they stay errors and become a top-level 500.
 func failAt(fail **batchFailure, i int, err error) error {
 	e := apierr.From(err)
-	if e.Code == apierr.InternalError {
+	if e.Status >= 500 { // InternalError, or a storage fault (errors.go storeErr)
 		return err
 	}
 	*fail = &batchFailure{index: i, err: e}

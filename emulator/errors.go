@@ -17,10 +17,12 @@ import (
 // 0.1, 8): an OData JSON error for the JSON operations, OData XML for the
 // XML endpoints and for 415.
 func (c *call) writeError(err error) {
+	err = storeErr(err) // a store error that reached here untranslated
 	e := apierr.From(err)
 	c.errCode = e.Code
-	if e.Code == apierr.InternalError {
-		c.s.logf("request %s: internal error: %v", c.reqID, err)
+	var sf *storageFault
+	if e.Code == apierr.InternalError || errors.As(err, &sf) {
+		c.s.logf("request %s: %s: %v", c.reqID, e.Code, err)
 	}
 	h := c.w.Header()
 	h.Set("x-ms-error-code", string(e.Code))
@@ -99,7 +101,34 @@ func storeErr(err error) error {
 	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
-		return ae
+		return err
 	}
-	return apierr.New(apierr.InternalError).WithDetail("%v", err)
+	// Storage faults: the client learns what happened in the message, the
+	// operator in the log (writeError logs every storageFault). A full
+	// disk or a locked file may clear, so they are 503 ServerBusy, which
+	// SDKs retry with back-off; the others are 500 InternalError. Nothing
+	// was written: the transaction rolled back (store.Update).
+	var e *apierr.Error
+	switch store.FaultOf(err) {
+	case store.FaultFull:
+		e = apierr.Newf(apierr.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
+	case store.FaultBusy:
+		e = apierr.Newf(apierr.ServerBusy, "The server is busy: another process holds tableemu's database file locked.")
+	case store.FaultReadOnly:
+		e = apierr.Newf(apierr.InternalError, "Server encountered an internal error: tableemu's database file or its directory is read-only.")
+	case store.FaultIO:
+		e = apierr.Newf(apierr.InternalError, "Server encountered an internal error: reading or writing tableemu's database file failed (I/O error).")
+	case store.FaultCorrupt:
+		e = apierr.Newf(apierr.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
+	default:
+		return apierr.New(apierr.InternalError).WithDetail("%v", err)
+	}
+	return &storageFault{e.WithDetail("%v", err)}
 }
+
+// storageFault is a storage failure reported to the client (its *apierr.Error)
+// and logged by writeError.
+type storageFault struct{ e *apierr.Error }
+
+func (f *storageFault) Error() string { return f.e.Error() }
+func (f *storageFault) Unwrap() error { return f.e }

@@ -89,7 +89,9 @@ func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error
 		res.kind = kTables
 	case path == "$batch":
 		res.kind = kBatch
-	case strings.HasPrefix(path, "Tables('") && strings.HasSuffix(path, "')"):
+	// len: "Tables(')" has the prefix and the suffix sharing its quote
+	// (found by FuzzResourcePath; it sliced out of range, a 500).
+	case len(path) >= len("Tables('')") && strings.HasPrefix(path, "Tables('") && strings.HasSuffix(path, "')"):
 		res.kind = kTable
 		res.table = strings.ReplaceAll(path[len("Tables('"):len(path)-2], "''", "'")
 	default:

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Reliability checks (issue 7), run by CI after the ordinary suite:
+#   1. every fuzz target for FUZZTIME (default 20s; FuzzBatch 60s) each,
+#      one at a time;
+#   2. the crash test against the real binary, TABLEEMU_CRASH_CYCLES (default
+#      50) kill -9 cycles, with the concurrency, hostile-input, shutdown and
+#      storage-fault tests, printing their numbers;
+#   3. the race detector over the whole suite (the crash test at 3 cycles
+#      there: the binary it kills is not race-instrumented, and the cycles
+#      have already run in step 2).
+# Fails on any failure. A fuzzer that finds a crash writes the input under
+# <package>/testdata/fuzz/<Target>/; fix the bug and commit the file, which
+# `go test` then replays as a regression case.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME=${FUZZTIME:-20s}
+# FuzzBatch runs the store on every input, and coverage-guided fuzzing
+# instruments SQLite too: it finds new coverage (and minimises it) so often
+# that it executes ~200 inputs/s against thousands for the others; it gets
+# longer.
+BATCH_FUZZTIME=${BATCH_FUZZTIME:-60s}
+CYCLES=${TABLEEMU_CRASH_CYCLES:-50}
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+t0=$(date +%s)
+summary=()
+
+echo "== fuzz: each target for $FUZZTIME, FuzzBatch for $BATCH_FUZZTIME"
+for spec in \
+  "./odata FuzzParse" \
+  "./emulator/wire FuzzDecodeEntity" \
+  "./emulator FuzzBatch" \
+  "./emulator FuzzXMLBodies" \
+  "./emulator FuzzResourcePath" \
+  "./auth FuzzSAS"; do
+  set -- $spec
+  ft=$FUZZTIME
+  if [ "$2" = FuzzBatch ]; then ft=$BATCH_FUZZTIME; fi
+  s=$(date +%s)
+  # -fuzzminimizetime bounds the minimisation of each new input, which
+  # otherwise may take up to a minute of a short run.
+  if ! go test "$1" -run='^$' -fuzz="^$2\$" -fuzztime="$ft" -fuzzminimizetime=5s >"$log/$2" 2>&1; then
+    cat "$log/$2"
+    echo "FAIL: $2 (the failing input is under $1/testdata/fuzz/$2/)"
+    exit 1
+  fi
+  execs=$(grep -o 'execs: [0-9]*' "$log/$2" | tail -n 1 | cut -d' ' -f2)
+  line="$2: ${execs:-?} executions in $(($(date +%s) - s))s"
+  echo "$line"
+  summary+=("fuzz $line")
+done
+
+echo "== crash test ($CYCLES cycles) and the other reliability tests"
+s=$(date +%s)
+if ! TABLEEMU_CRASH_CYCLES=$CYCLES go test ./conformance -count=1 -v -timeout=20m \
+  -run='^(TestCrashRecovery|TestGracefulShutdown|TestConcurrentCounter|TestHostileSizes|TestHostileMalformedBodies|TestSlowClients|TestManyConnections|TestReadOnlyDataDirectory|TestDiskFull|TestDamagedDatabase)$' \
+  >"$log/conformance" 2>&1; then
+  cat "$log/conformance"
+  echo "FAIL: reliability tests"
+  exit 1
+fi
+grep -E '^\s+\S+_test\.go:[0-9]+: ' "$log/conformance" | grep -vE 'cycle [0-9]+: [0-9]+ writes' | sed -E 's/^\s+//' || true
+grep -E '^(--- |ok|PASS)' "$log/conformance" | grep -v '^    ' || true
+summary+=("reliability tests: $(($(date +%s) - s))s")
+summary+=("$(grep -o 'crash summary: .*' "$log/conformance")")
+summary+=("$(grep -o '[0-9]* connections held .*' "$log/conformance")")
+
+echo "== race detector over the whole suite"
+s=$(date +%s)
+TABLEEMU_CRASH_CYCLES=3 go test -race -count=1 -timeout=30m ./...
+summary+=("race: $(($(date +%s) - s))s")
+
+echo "== reliability summary"
+printf '  %s\n' "${summary[@]}"
+echo "== reliability passed in $(($(date +%s) - t0))s"
