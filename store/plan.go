@@ -11,15 +11,18 @@ import (
 
 // plannedQuery is the SQL of one page of Query Entities.
 type plannedQuery struct {
-	sql       string
-	args      []any
-	residual  odata.Expr // evaluated in Go, if not nil
-	bounds    keyBounds  // the key range
-	budgeted  bool       // a scan bounded by ScanBudget: check a short page
-	index     string     // the automatic index used, if any
-	indexSQL  string     // and the comparison that reads it
-	indexArgs []any
-	indexable []indexable // comparisons an automatic index could serve
+	sql      string
+	args     []any
+	residual odata.Expr // evaluated in Go, if not nil
+	bounds   keyBounds  // the key range
+	budgeted bool       // a scan bounded by ScanBudget: check a short page
+	// unfiltered: every row of the key range matches (no filter, or one
+	// that is only key bounds), so the page itself bounds the scan.
+	unfiltered bool
+	index      string // the automatic index used, if any
+	indexSQL   string // and the comparison that reads it
+	indexArgs  []any
+	indexable  []indexable // comparisons an automatic index could serve
 }
 
 // plan builds the SQL for one page of q. The key range (planKeys, the
@@ -33,6 +36,11 @@ type plannedQuery struct {
 //     is in range.
 func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 	p := plannedQuery{bounds: keyRange(q)}
+	if p.bounds.whole {
+		// A filter of key comparisons only (a point or range query) is
+		// exactly its primary-key range: no filter left to apply.
+		q.Filter = nil
+	}
 	filter, residual := splitFilter(q.Filter)
 	p.residual = residual
 	if q.Filter != nil {
@@ -66,6 +74,7 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		// Every row is a match: the page itself bounds the scan.
 		p.sql = scan + " LIMIT ?"
 		p.args = append(p.args, q.Top+1)
+		p.unfiltered = true
 	case filter.sql == "":
 		p.sql = scan + " LIMIT ?"
 		p.args = append(p.args, ScanBudget)

@@ -70,6 +70,8 @@ type ScanResult struct {
 type keyBounds struct {
 	where []string
 	args  []any
+	used  int  // conjuncts turned into bounds
+	whole bool // the bounds are the whole filter
 }
 
 func (b *keyBounds) add(cond string, args ...any) {
@@ -109,7 +111,10 @@ func planKeys(filter odata.Expr) keyBounds {
 		}
 		op := map[odata.CompareOp]string{odata.Eq: "=", odata.Gt: ">", odata.Ge: ">=", odata.Lt: "<", odata.Le: "<="}[c.Op]
 		b.add(col+" "+op+" ?", sortKey(c.Lit.S))
+		b.used++
 	}
+	// Every conjunct became a bound: the range is the whole filter.
+	b.whole = b.used == len(conj)
 	return b
 }
 
@@ -185,9 +190,9 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		if err := tx.budgetCheck(t, p, n, &res); err != nil {
 			return res, err
 		}
-	case q.Filter == nil && res.Next == nil:
+	case p.unfiltered && res.Next == nil:
 		res.Scanned = n
-	case q.Filter == nil:
+	case p.unfiltered:
 		res.Scanned = n + 1 // the row that became the continuation
 	case q.CountScanned:
 		if err := tx.countScanned(t, p, &res); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -183,7 +184,7 @@ func (t *target) query(table, filter string) (entities, pages int, err error) {
 			return entities, pages, err
 		}
 		pages++
-		entities += strings.Count(string(body), `"odata.etag"`)
+		entities += bytes.Count(body, []byte(`"odata.etag"`))
 		npk := resp.Header.Get("x-ms-continuation-NextPartitionKey")
 		if npk == "" {
 			return entities, pages, nil
