@@ -32,7 +32,7 @@ import (
 // response is sent"), a $batch is all or nothing (PROTOCOL.md 7.2), and
 // SQLite's own integrity check passes after every restart.
 
-// buildBinary builds cmd/tableemu, as TestBinary does.
+// buildBinary builds cmd/tableemu for the tests that run the real binary.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	needInProcess(t)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,17 +88,7 @@ func TestHostStyleURL(t *testing.T) {
 // fresh directory, prints a connection string that works, keeps data in a
 // file there, and exits cleanly on SIGTERM.
 func TestBinary(t *testing.T) {
-	needInProcess(t)
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("signals")
-	}
-	bin := filepath.Join(t.TempDir(), "tableemu")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/tableemu")
-	build.Stderr = os.Stderr
-	must(t, build.Run())
+	bin := buildBinary(t)
 
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "--tablePort", "0", "--silent")

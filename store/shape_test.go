@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
 )
 
@@ -43,26 +42,9 @@ func TestClassify(t *testing.T) {
 // TestScannedCounts: with CountScanned every page reports the rows it
 // examined, full pages included.
 func TestScannedCounts(t *testing.T) {
-	s := open(t)
+	s, tb := openNine(t)
 	ctx := context.Background()
-	var tb Table
-	err := s.Update(ctx, func(tx *Tx) error {
-		var err error
-		if tb, err = tx.CreateTable("a", "t"); err != nil {
-			return err
-		}
-		for _, pk := range []string{"p1", "p2", "p3"} {
-			for _, rk := range []string{"a", "b", "c"} {
-				if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: pk, RowKey: rk}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	for _, tc := range []struct {
 		filter    string
 		top       int

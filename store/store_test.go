@@ -161,26 +161,9 @@ func TestTablesAndEntities(t *testing.T) {
 }
 
 func TestQueryUsesKeyRanges(t *testing.T) {
-	s := open(t)
+	s, tb := openNine(t)
 	ctx := context.Background()
-	var tb Table
-	err := s.Update(ctx, func(tx *Tx) error {
-		var err error
-		if tb, err = tx.CreateTable("a", "t"); err != nil {
-			return err
-		}
-		for _, pk := range []string{"p1", "p2", "p3"} {
-			for _, rk := range []string{"a", "b", "c"} {
-				if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: pk, RowKey: rk}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	// The design guide's query shapes, and the primary-key search SQLite
 	// plans for each: a point query, range queries and a partition scan
 	// search the key; only a filter without PartitionKey scans the table.
@@ -266,3 +249,29 @@ func TestOpenRejectsGarbage(t *testing.T) {
 }
 
 func timeAt(year int) time.Time { return time.Date(year, 6, 1, 12, 0, 0, 123456700, time.UTC) }
+
+// openNine opens a store with one table of nine entities: PartitionKeys
+// p1-p3, each with RowKeys a-c.
+func openNine(t *testing.T) (*Store, Table) {
+	t.Helper()
+	s := open(t)
+	var tb Table
+	err := s.Update(context.Background(), func(tx *Tx) error {
+		var err error
+		if tb, err = tx.CreateTable("a", "t"); err != nil {
+			return err
+		}
+		for _, pk := range []string{"p1", "p2", "p3"} {
+			for _, rk := range []string{"a", "b", "c"} {
+				if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: pk, RowKey: rk}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, tb
+}
