@@ -100,11 +100,3 @@ func (s *Server) operation(op auth.Op, h handler, xml bool) http.Handler {
 		}
 	})
 }
-
-// notYet answers operations tableemu does not serve yet with 501, so that
-// a client sees a clear refusal rather than a wrong answer.
-func (s *Server) notYet(name string) handler {
-	return func(c *call) error {
-		return apierr.Newf(apierr.NotImplemented, "tableemu does not implement %s yet.", name)
-	}
-}
