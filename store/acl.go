@@ -24,7 +24,7 @@ const aclTime = time.RFC3339Nano
 // TableACL returns the stored access policies of t in the order they were
 // set; none is an empty list.
 func (tx *Tx) TableACL(t Table) ([]SignedIdentifier, error) {
-	rows, err := tx.tx.QueryContext(tx.ctx,
+	rows, err := tx.query(
 		`SELECT id, start, expiry, permission FROM table_acl WHERE tid = ? ORDER BY pos`, t.ID)
 	if err != nil {
 		return nil, err
@@ -38,18 +38,18 @@ func (tx *Tx) TableACL(t Table) ([]SignedIdentifier, error) {
 		}
 		out = append(out, si)
 	}
-	return out, rows.Err()
+	return out, rows.Close()
 }
 
 // SetTableACL replaces the stored access policies of t with ids (none
 // clears them), as Set Table ACL replaces the whole list (PROTOCOL.md 3.4).
 // The caller validates the list.
 func (tx *Tx) SetTableACL(t Table, ids []SignedIdentifier) error {
-	if _, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM table_acl WHERE tid = ?`, t.ID); err != nil {
+	if _, err := tx.exec(`DELETE FROM table_acl WHERE tid = ?`, t.ID); err != nil {
 		return err
 	}
 	for i, si := range ids {
-		_, err := tx.tx.ExecContext(tx.ctx,
+		_, err := tx.exec(
 			`INSERT INTO table_acl (tid, pos, id, start, expiry, permission) VALUES (?, ?, ?, ?, ?, ?)`,
 			t.ID, i, si.ID, nullTime(si.Start), nullTime(si.Expiry), nullString(si.Permission))
 		if err != nil {
@@ -64,7 +64,7 @@ func (tx *Tx) SetTableACL(t Table, ids []SignedIdentifier) error {
 // account. Identifiers compare exactly. ok is false when there is no such
 // table or policy.
 func (tx *Tx) AccessPolicy(account, table, id string) (si SignedIdentifier, ok bool, err error) {
-	row := tx.tx.QueryRowContext(tx.ctx,
+	row := tx.queryRow(
 		`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
 		 WHERE t.account = ? AND t.lname = ? AND a.id = ? ORDER BY a.pos LIMIT 1`,
 		account, strings.ToLower(table), id)

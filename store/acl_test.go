@@ -81,7 +81,7 @@ func TestTableACL(t *testing.T) {
 			t.Errorf("a new table inherited policies: %+v %v", got, err)
 		}
 		var rows int
-		if err := tx.tx.QueryRowContext(tx.ctx, `SELECT count(*) FROM table_acl`).Scan(&rows); err != nil {
+		if err := tx.queryRow(`SELECT count(*) FROM table_acl`).Scan(&rows); err != nil {
 			return err
 		}
 		if rows != 0 {

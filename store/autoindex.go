@@ -128,21 +128,19 @@ func (a *autoIndexes) load(ctx context.Context, s *Store) error {
 	a.have = map[indexKey]bool{}
 	a.scans = map[indexKey]int{}
 	a.building = map[indexKey]bool{}
-	rows, err := s.w.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'auto\_%' ESCAPE '\'`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+	return s.withWriter(func(c *conn) error {
+		rows, err := c.query(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'auto\_%' ESCAPE '\'`)
+		if err != nil {
 			return err
 		}
-		if k, ok := parseIndexName(name); ok {
-			a.have[k] = true
+		defer rows.Close()
+		for rows.Next() {
+			if k, ok := parseIndexName(rows.Text(0)); ok {
+				a.have[k] = true
+			}
 		}
-	}
-	return rows.Err()
+		return rows.Close()
+	})
 }
 
 func (a *autoIndexes) has(k indexKey) bool {
@@ -228,13 +226,13 @@ func (s *Store) buildIndex(k indexKey, types []edm.Type) {
 	built := false
 	err := s.Update(context.Background(), func(tx *Tx) error {
 		var n int
-		err := tx.tx.QueryRowContext(tx.ctx,
+		err := tx.queryRow(
 			`SELECT count(*) FROM (SELECT 1 FROM entities WHERE tid = ? LIMIT ?)`, k.tid, autoIndexMinRows).Scan(&n)
 		if err != nil || n < autoIndexMinRows {
 			return err
 		}
 		built = true
-		_, err = tx.tx.ExecContext(tx.ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON entities(%s, pk, rk) WHERE tid = %d`,
+		_, err = tx.exec(fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON entities(%s, pk, rk) WHERE tid = %d`,
 			k.name(), indexExpr(k.prop, types), k.tid))
 		return err
 	})
@@ -270,7 +268,7 @@ func (tx *Tx) dropIndexes(tid int64) error {
 	}
 	a.mu.Unlock()
 	for _, k := range drop {
-		if _, err := tx.tx.ExecContext(tx.ctx, "DROP INDEX IF EXISTS "+k.name()); err != nil {
+		if _, err := tx.exec("DROP INDEX IF EXISTS " + k.name()); err != nil {
 			return err
 		}
 	}
@@ -289,7 +287,7 @@ func (s *Store) IndexNow(ctx context.Context, t Table, filter odata.Expr) error 
 	for _, c := range indexableConjuncts(t.ID, filter) {
 		k := c.key
 		err := s.Update(ctx, func(tx *Tx) error {
-			_, err := tx.tx.ExecContext(tx.ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON entities(%s, pk, rk) WHERE tid = %d`,
+			_, err := tx.exec(fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON entities(%s, pk, rk) WHERE tid = %d`,
 				k.name(), indexExpr(k.prop, c.types), k.tid))
 			return err
 		})

@@ -79,7 +79,7 @@ func TestAutomaticIndex(t *testing.T) {
 		}
 		var detail string
 		var id, parent, notused int
-		if err := tx.tx.QueryRow("EXPLAIN QUERY PLAN "+pl.sql, pl.args...).Scan(&id, &parent, &notused, &detail); err != nil {
+		if err := tx.queryRow("EXPLAIN QUERY PLAN "+pl.sql, pl.args...).Scan(&id, &parent, &notused, &detail); err != nil {
 			return err
 		}
 		if !strings.HasPrefix(detail, "SEARCH entities USING INDEX "+pl.index) {
@@ -95,7 +95,7 @@ func TestAutomaticIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	if err := s.w.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name LIKE 'auto\_%' ESCAPE '\'`).Scan(&left); err != nil || left != 0 {
+	if err := s.testRow(`SELECT count(*) FROM sqlite_master WHERE name LIKE 'auto\_%' ESCAPE '\'`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d automatic indexes left after the table was deleted (%v)", left, err)
 	}
 }

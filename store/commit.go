@@ -82,11 +82,29 @@ func (s *Store) writer() {
 }
 
 func (s *Store) commitGroup(group []*writeReq) {
-	sqlTx, err := s.w.BeginTx(context.Background(), nil)
+	err := s.withWriter(func(c *conn) error {
+		s.runGroup(c, group)
+		return nil
+	})
 	if err != nil {
 		for _, r := range group {
 			r.err = err
 		}
+	}
+}
+
+// runGroup runs the group's closures in one transaction on c and commits.
+func (s *Store) runGroup(c *conn, group []*writeReq) {
+	bg := context.Background()
+	fail := func(err error) {
+		for _, r := range group {
+			if r.err == nil && r.pan == nil {
+				r.err = err
+			}
+		}
+	}
+	if _, err := c.exec(bg, "BEGIN IMMEDIATE"); err != nil {
+		fail(err)
 		return
 	}
 	single := len(group) == 1
@@ -98,17 +116,17 @@ func (s *Store) commitGroup(group []*writeReq) {
 		}
 		sp := fmt.Sprintf("g%d", i)
 		if !single {
-			if _, err := sqlTx.Exec("SAVEPOINT " + sp); err != nil {
+			if _, err := c.exec(bg, "SAVEPOINT "+sp); err != nil {
 				r.err = err
 				continue
 			}
 		}
-		r.err, r.pan = runClosure(&Tx{s: s, tx: sqlTx, ctx: r.ctx, stmts: &s.wStmts}, r.fn)
+		r.err, r.pan = runClosure(&Tx{s: s, c: c, ctx: r.ctx}, r.fn)
 		switch {
 		case r.err == nil && r.pan == nil:
 			ok++
 			if !single {
-				if _, err := sqlTx.Exec("RELEASE " + sp); err != nil {
+				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
 					r.err = err
 					ok--
 				}
@@ -117,31 +135,26 @@ func (s *Store) commitGroup(group []*writeReq) {
 		default:
 			// Undo this closure alone; the savepoint must still be
 			// released to leave the transaction's nesting as it was.
-			_, err1 := sqlTx.Exec("ROLLBACK TO " + sp)
-			_, err2 := sqlTx.Exec("RELEASE " + sp)
+			_, err1 := c.exec(bg, "ROLLBACK TO "+sp)
+			_, err2 := c.exec(bg, "RELEASE "+sp)
 			if err := errors.Join(err1, err2); err != nil {
 				// The transaction is in an unknown state: give up on
 				// the whole group.
-				sqlTx.Rollback()
-				for _, r := range group {
-					if r.err == nil && r.pan == nil {
-						r.err = err
-					}
-				}
+				c.exec(bg, "ROLLBACK")
+				fail(err)
 				return
 			}
 		}
 	}
 	if ok == 0 {
-		sqlTx.Rollback()
+		c.exec(bg, "ROLLBACK")
 		return
 	}
-	if err := sqlTx.Commit(); err != nil {
-		for _, r := range group {
-			if r.err == nil && r.pan == nil {
-				r.err = err
-			}
-		}
+	if _, err := c.exec(bg, "COMMIT"); err != nil {
+		// A failed COMMIT (an I/O error) may leave the transaction open;
+		// end it so the next group starts clean.
+		c.exec(bg, "ROLLBACK")
+		fail(err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"errors"
 
 	"github.com/tableemu/tableemu/edm"
@@ -12,9 +11,9 @@ func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 	var ts int64
 	var props []byte
 	err := tx.queryRow(
-		sqlGetEntity,
+		`SELECT ts, props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
 		t.ID, sortKey(pk), sortKey(rk)).Scan(&ts, &props)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, errNoRows) {
 		return nil, ErrEntityNotFound
 	}
 	if err != nil {
@@ -32,7 +31,7 @@ func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 	ts := tx.s.nextTimestamp(0)
 	_, err := tx.exec(
-		sqlInsertEntity,
+		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
 		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, encodeProps(e.Properties))
 	if isConstraint(err) {
 		return ErrEntityExists
@@ -50,7 +49,8 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 	ts := tx.s.nextTimestamp(prev)
 	_, err := tx.exec(
-		sqlPutEntity,
+		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
 		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, encodeProps(e.Properties))
 	if err != nil {
 		return err
@@ -61,13 +61,9 @@ func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 
 // DeleteEntity removes an entity; ErrEntityNotFound if absent.
 func (tx *Tx) DeleteEntity(t Table, pk, rk string) error {
-	res, err := tx.exec(
-		sqlDeleteEntity,
+	n, err := tx.exec(
+		`DELETE FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
 		t.ID, sortKey(pk), sortKey(rk))
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return err
 	}

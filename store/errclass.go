@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -24,11 +23,11 @@ const (
 
 // FaultOf returns the storage fault err stems from, or NoFault.
 func FaultOf(err error) Fault {
-	var se *sqlite.Error
+	var se *Error
 	if !errors.As(err, &se) {
 		return NoFault
 	}
-	switch se.Code() & 0xff {
+	switch se.Code & 0xff {
 	case sqlite3.SQLITE_FULL:
 		return FaultFull
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN:

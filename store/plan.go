@@ -171,7 +171,7 @@ func (tx *Tx) chooseIndex(t Table, p plannedQuery) (indexUse, bool, error) {
 		var n int
 		args := append(append([]any{}, u.args...), p.bounds.args...)
 		args = append(args, rangeIndexMax+1)
-		err := tx.tx.QueryRowContext(tx.ctx, "SELECT count(*) FROM (SELECT 1 FROM entities INDEXED BY "+u.key.name()+
+		err := tx.queryRow("SELECT count(*) FROM (SELECT 1 FROM entities INDEXED BY "+u.key.name()+
 			" WHERE tid = "+strconv.FormatInt(t.ID, 10)+" AND "+u.sql+p.bounds.and()+" LIMIT ?)", args...).Scan(&n)
 		if err != nil {
 			return u, false, err

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ func TestPropsAreSQLiteJSONB(t *testing.T) {
 	blob := encodeProps(props)
 	var valid int
 	var text string
-	err := s.w.QueryRow(`SELECT json_valid(?, 8), json(?)`, blob, blob).Scan(&valid, &text)
+	err := s.testRow(`SELECT json_valid(?, 8), json(?)`, blob, blob).Scan(&valid, &text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func TestPropsAreSQLiteJSONB(t *testing.T) {
 		{"Ünï_名$i", int64(1)}, {"I$l", nil},
 	} {
 		var got any
-		if err := s.w.QueryRowContext(context.Background(), `SELECT json_extract(?, ?)`, blob, `$."`+tc.key+`"`).Scan(&got); err != nil {
+		if err := s.testRow(`SELECT json_extract(?, ?)`, blob, `$."`+tc.key+`"`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got != tc.want {
@@ -78,7 +77,7 @@ func TestPropsAreSQLiteJSONB(t *testing.T) {
 	// Large payloads use the 2- and 4-byte size forms.
 	big := []edm.Property{{Name: "Big", Value: edm.NewString(strings.Repeat("z", 70000))}}
 	blob = encodeProps(big)
-	if err := s.w.QueryRow(`SELECT json_valid(?, 8)`, blob).Scan(&valid); err != nil || valid != 1 {
+	if err := s.testRow(`SELECT json_valid(?, 8)`, blob).Scan(&valid); err != nil || valid != 1 {
 		t.Fatalf("large JSONB: valid=%d err=%v", valid, err)
 	}
 	if back, err := decodeProps(blob); err != nil || back[0].Value.S != big[0].Value.S {

@@ -1,9 +1,9 @@
 package store
 
 import (
-	"database/sql"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
@@ -148,21 +148,17 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		return res, err
 	}
 	res.Index = p.index
-	rows, err := tx.tx.QueryContext(tx.ctx, p.sql, p.args...)
+	rows, err := tx.query(p.sql, p.args...)
 	if err != nil {
 		return res, err
 	}
 	defer rows.Close()
 	var e edm.Entity
-	var pk, rk string
-	var props sql.RawBytes
 	n := 0
 	for rows.Next() {
-		if err := rows.Scan(&pk, &rk, &e.Timestamp, &props); err != nil {
-			return res, err
-		}
-		e.PartitionKey, e.RowKey = fromSortKey(pk), fromSortKey(rk)
-		lazy := lazyEntity{e: &e, props: props, alias: alias}
+		e.PartitionKey, e.RowKey = rowKey(rows, 0, alias), rowKey(rows, 1, alias)
+		e.Timestamp = rows.Int64(2)
+		lazy := lazyEntity{e: &e, props: rows.Bytes(3), alias: alias}
 		if p.residual != nil && !odata.Eval(p.residual, lazy.get) {
 			if lazy.err != nil {
 				return res, lazy.err
@@ -170,7 +166,8 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 			continue
 		}
 		if n == q.Top {
-			res.Next = &Key{e.PartitionKey, e.RowKey}
+			// The continuation outlives the row: copy the keys.
+			res.Next = &Key{strings.Clone(e.PartitionKey), strings.Clone(e.RowKey)}
 			break
 		}
 		if err := lazy.decode(); err != nil {
@@ -181,10 +178,9 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		}
 		n++
 	}
-	if err := rows.Err(); err != nil {
+	if err := rows.Close(); err != nil {
 		return res, err
 	}
-	rows.Close()
 	switch {
 	case res.Next == nil && p.budgeted:
 		if err := tx.budgetCheck(t, p, n, &res); err != nil {
@@ -200,6 +196,16 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		}
 	}
 	return res, nil
+}
+
+// rowKey is a key column of the current row in its client form, pointing
+// into SQLite's row buffer when alias is set.
+func rowKey(r *rows, i int, alias bool) string {
+	b := r.Bytes(i)
+	if alias {
+		return fromSortKey(unsafe.String(unsafe.SliceData(b), len(b)))
+	}
+	return fromSortKey(string(b))
 }
 
 // countScanned counts the rows a page examined: those of its key range
@@ -218,7 +224,7 @@ func (tx *Tx) countScanned(t Table, p plannedQuery, res *ScanResult) error {
 		where += " AND (pk, rk) < (?, ?)"
 		args = append(args, sortKey(res.Next.PK), sortKey(res.Next.RK))
 	}
-	return tx.tx.QueryRowContext(tx.ctx, "SELECT count(*) FROM "+from+" WHERE "+where, args...).Scan(&res.Scanned)
+	return tx.queryRow("SELECT count(*) FROM "+from+" WHERE "+where, args...).Scan(&res.Scanned)
 }
 
 // budgetCheck follows a short page of a budgeted scan. Either the key range
@@ -230,7 +236,7 @@ func (tx *Tx) budgetCheck(t Table, p plannedQuery, matched int, res *ScanResult)
 	b := p.bounds
 	where := "tid = ?" + strings.Join(append([]string{""}, b.where...), " AND ")
 	args := append(append([]any{t.ID}, b.args...), ScanBudget+1)
-	if err := tx.tx.QueryRowContext(tx.ctx,
+	if err := tx.queryRow(
 		"SELECT count(*) FROM (SELECT 1 FROM entities WHERE "+where+" ORDER BY pk, rk LIMIT ?)", args...).Scan(&res.Scanned); err != nil {
 		return err
 	}
@@ -238,7 +244,7 @@ func (tx *Tx) budgetCheck(t Table, p plannedQuery, matched int, res *ScanResult)
 		res.Scanned = ScanBudget
 		var pk, rk string
 		args[len(args)-1] = ScanBudget
-		if err := tx.tx.QueryRowContext(tx.ctx,
+		if err := tx.queryRow(
 			"SELECT pk, rk FROM entities WHERE "+where+" ORDER BY pk, rk LIMIT 1 OFFSET ?", args...).Scan(&pk, &rk); err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 // ever set, i.e. the account has the defaults (PROTOCOL.md 3.5). The store
 // keeps the document opaque: the emulator owns its format.
 func (tx *Tx) ServiceProperties(account string) (doc string, ok bool, err error) {
-	err = tx.tx.QueryRowContext(tx.ctx,
+	err = tx.queryRow(
 		`SELECT xml FROM service_properties WHERE account = ?`, account).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -24,7 +24,7 @@ func (tx *Tx) ServiceProperties(account string) (doc string, ok bool, err error)
 // SetServiceProperties stores the service properties document of account,
 // replacing the previous one.
 func (tx *Tx) SetServiceProperties(account, doc string) error {
-	_, err := tx.tx.ExecContext(tx.ctx,
+	_, err := tx.exec(
 		`INSERT INTO service_properties (account, xml) VALUES (?, ?)
 		 ON CONFLICT (account) DO UPDATE SET xml = excluded.xml`, account, doc)
 	return err

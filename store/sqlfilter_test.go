@@ -129,7 +129,7 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 			compiled++
 			var got []string
 			err := s.View(ctx, func(tx *Tx) error {
-				rows, err := tx.tx.Query("SELECT pk, rk FROM entities WHERE tid = ? AND "+c.sql, append([]any{tb.ID}, c.args...)...)
+				rows, err := tx.query("SELECT pk, rk FROM entities WHERE tid = ? AND "+c.sql, append([]any{tb.ID}, c.args...)...)
 				if err != nil {
 					return err
 				}
@@ -141,7 +141,7 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 					}
 					got = append(got, fromSortKey(pk)+"|"+fromSortKey(rk))
 				}
-				return rows.Err()
+				return rows.Close()
 			})
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", f, err, c.sql)

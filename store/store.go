@@ -9,11 +9,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,8 +21,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tableemu/tableemu/edm"
@@ -55,11 +51,11 @@ type Options struct {
 
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
-	// w is the single writer connection: SQLite allows one writer at a time,
-	// and queueing writers in database/sql is cheaper than SQLITE_BUSY
-	// retries. r is a pool of readers; in WAL mode they read a snapshot
-	// while the writer commits. In memory mode r == w.
-	w, r *sql.DB
+	// w lends the single writer connection: SQLite allows one writer at a
+	// time, and queueing writers here is cheaper than SQLITE_BUSY retries.
+	// r lends readers; in WAL mode they read a snapshot while the writer
+	// commits. In memory mode r == w: one connection serves both.
+	w, r *pool
 	path string
 
 	closed atomic.Bool
@@ -70,8 +66,6 @@ type Store struct {
 	// largestGroup is the most closures one commit has carried (tests).
 	largestGroup atomic.Int64
 	autoIdx      autoIndexes
-	wStmts       stmtCache // prepared statements of w (stmts.go)
-	rStmts       stmtCache // and of r
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (PROTOCOL.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -82,25 +76,23 @@ type Store struct {
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// maxReaders is how many read transactions run at once.
+const maxReaders = 8
+
 // Open opens (creating if needed) the database and brings its schema up to
 // date. A file that is not a tableemu database, or is damaged, is an error
 // that names the file.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{now: time.Now, writes: make(chan *writeReq), quit: make(chan struct{})}
-	var err error
+	const rw = sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_CREATE
 	if opts.InMemory {
-		// A named shared-cache memory database lives as long as one
-		// connection is open; one connection serves reads and writes.
-		dsn := "file:tableemu-" + uuid.NewString() + "?mode=memory&cache=shared&_pragma=foreign_keys(1)&_txlock=immediate"
-		if s.w, err = sql.Open("sqlite", dsn); err != nil {
-			return nil, err
-		}
-		s.w.SetMaxOpenConns(1)
-		s.w.SetMaxIdleConns(1)
-		s.w.SetConnMaxLifetime(0)
-		s.w.SetConnMaxIdleTime(0)
-		s.r = s.w
+		// A private memory database lives as long as its connection, so
+		// one connection serves reads and writes.
 		s.path = ":memory:"
+		s.w = newPool(1, func() (*conn, error) {
+			return openConn(":memory:", rw, []string{"foreign_keys = 1"})
+		})
+		s.r = s.w
 	} else {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
@@ -109,43 +101,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		// synchronous=FULL: a commit is fsynced before it is acknowledged,
 		// so an acknowledged write survives a killed process and a power
 		// cut alike. busy_timeout covers the checkpointer and a second
-		// process opening the file.
-		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(10000)")
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(FULL)")
-		q.Add("_pragma", "foreign_keys(1)")
-		// Reads through a memory map instead of a read() per page: a scan
-		// touches thousands of pages, and SQLite's default 2 MiB page
-		// cache would otherwise re-read them with a system call each.
-		q.Add("_pragma", "mmap_size(4294967296)")
-		q.Set("_txlock", "immediate")
-		base := "file:" + (&url.URL{Path: s.path}).EscapedPath()
-		if s.w, err = sql.Open("sqlite", base+"?"+q.Encode()); err != nil {
-			return nil, err
-		}
-		s.w.SetMaxOpenConns(1)
-		s.w.SetMaxIdleConns(1)
-		s.w.SetConnMaxLifetime(0)
-		s.w.SetConnMaxIdleTime(0)
-		q.Set("_txlock", "deferred")
-		q.Add("_pragma", "query_only(1)")
-		if s.r, err = sql.Open("sqlite", base+"?"+q.Encode()); err != nil {
-			s.w.Close()
-			return nil, err
-		}
-		s.r.SetMaxOpenConns(8)
-		s.r.SetMaxIdleConns(8)
+		// process opening the file. Reads go through a memory map instead
+		// of a read() per page: a scan touches thousands of pages, and
+		// SQLite's default 2 MiB page cache would otherwise re-read them
+		// with a system call each.
+		pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = FULL",
+			"foreign_keys = 1", "mmap_size = 4294967296"}
+		s.w = newPool(1, func() (*conn, error) { return openConn(s.path, rw, pragmas) })
+		s.r = newPool(maxReaders, func() (*conn, error) {
+			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, append(pragmas, "query_only = 1"))
+		})
 	}
 	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("open %s: %w", s.path, err)
-	}
-	if err := s.wStmts.prepare(s.w, true); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("open %s: %w", s.path, err)
-	}
-	if err := s.rStmts.prepare(s.r, s.r == s.w); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
@@ -162,8 +129,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // Path is the database file, or ":memory:".
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database. Pending closures finish first (database/sql
-// waits for connections in use).
+// Close closes the database. Pending closures finish first: the writer
+// stops after its group, and each reader is closed once it is returned.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -171,68 +138,78 @@ func (s *Store) Close() error {
 	s.autoIdx.wg.Wait() // an index being built holds the writer
 	close(s.quit)
 	s.writerDone.Wait()
-	s.wStmts.close()
-	s.rStmts.close()
-	var errs []error
+	pools := []*pool{s.w}
 	if s.r != s.w {
-		errs = append(errs, s.r.Close())
+		pools = append(pools, s.r)
 	}
-	errs = append(errs, s.w.Close())
-	return errors.Join(errs...)
-}
-
-// migrate applies the embedded migrations newer than the database's
-// user_version, each in its own transaction.
-func (s *Store) migrate(ctx context.Context) error {
-	var version int
-	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return describeOpenError(err)
-	}
-	// No integrity check here: quick_check reads every page, seconds for a
-	// large database, and start-up must stay fast at any size. A file that
-	// is not a database fails the user_version read above (SQLITE_NOTADB);
-	// damage deeper in is reported by the statement that meets it
-	// (SQLITE_CORRUPT), never silently.
-	names, err := migrations.ReadDir("migrations")
-	if err != nil {
-		return err
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
-	for _, f := range names {
-		n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: bad name", f.Name())
-		}
-		if n <= version {
-			continue
-		}
-		body, err := migrations.ReadFile("migrations/" + f.Name())
-		if err != nil {
-			return err
-		}
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %s: %w", f.Name(), err)
-		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n)); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
+	for _, p := range pools {
+		for range cap(p.sem) {
+			select {
+			case <-p.sem: // never opened
+			case c := <-p.idle:
+				c.close()
+			}
 		}
 	}
 	return nil
 }
 
+// withWriter lends fn the writer connection.
+func (s *Store) withWriter(fn func(*conn) error) error {
+	c, err := s.w.get()
+	if err != nil {
+		return err
+	}
+	defer s.w.put(c)
+	return fn(c)
+}
+
+// migrate applies the embedded migrations newer than the database's
+// user_version, each in its own transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	// Opening the writer runs pragmas that read the file: a file that is
+	// not a database fails there or at the user_version read.
+	return describeOpenError(s.withWriter(func(c *conn) error {
+		var version int
+		if err := c.queryRow(ctx, "PRAGMA user_version", nil, &version); err != nil {
+			return err
+		}
+		// No integrity check here: quick_check reads every page, seconds
+		// for a large database, and start-up must stay fast at any size.
+		// A file that is not a database fails the user_version read above
+		// (SQLITE_NOTADB); damage deeper in is reported by the statement
+		// that meets it (SQLITE_CORRUPT), never silently.
+		names, err := migrations.ReadDir("migrations")
+		if err != nil {
+			return err
+		}
+		sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+		for _, f := range names {
+			n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
+			if err != nil {
+				return fmt.Errorf("migration %s: bad name", f.Name())
+			}
+			if n <= version {
+				continue
+			}
+			body, err := migrations.ReadFile("migrations/" + f.Name())
+			if err != nil {
+				return err
+			}
+			if err := c.execScript(ctx, "BEGIN IMMEDIATE;\n"+string(body)+
+				fmt.Sprintf(";\nPRAGMA user_version = %d;\nCOMMIT;", n)); err != nil {
+				c.execScript(ctx, "ROLLBACK")
+				return fmt.Errorf("migration %s: %w", f.Name(), err)
+			}
+		}
+		return nil
+	}))
+}
+
 func describeOpenError(err error) error {
-	var se *sqlite.Error
+	var se *Error
 	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
+		switch se.Code & 0xff {
 		case sqlite3.SQLITE_NOTADB:
 			return fmt.Errorf("not a SQLite database (or encrypted): %w", err)
 		case sqlite3.SQLITE_CORRUPT:
@@ -246,40 +223,57 @@ func describeOpenError(err error) error {
 
 // Tx is one transaction, valid only inside its closure.
 type Tx struct {
-	s     *Store
-	tx    *sql.Tx
-	ctx   context.Context
-	stmts *stmtCache
+	s   *Store
+	c   *conn
+	ctx context.Context
+}
+
+// exec runs SQL and returns how many rows it changed.
+func (tx *Tx) exec(query string, args ...any) (int64, error) {
+	return tx.c.exec(tx.ctx, query, args...)
+}
+
+// query starts SQL returning rows; the caller must Close them.
+func (tx *Tx) query(query string, args ...any) (*rows, error) {
+	return tx.c.query(tx.ctx, query, args...)
+}
+
+// queryRow runs SQL for one row, read by the result's Scan.
+func (tx *Tx) queryRow(query string, args ...any) row {
+	return row{tx, query, args}
+}
+
+type row struct {
+	tx    *Tx
+	query string
+	args  []any
+}
+
+// Scan reads the first row into dest; errNoRows if there is none.
+func (r row) Scan(dest ...any) error {
+	return r.tx.c.queryRow(r.tx.ctx, r.query, r.args, dest...)
 }
 
 // View runs fn in a read-only snapshot transaction.
 func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
-	return s.run(ctx, s.r, fn)
-}
-
-// (Update, which groups commits, is in commit.go.)
-
-func (s *Store) run(ctx context.Context, db *sql.DB, fn func(*Tx) error) (err error) {
-	sqlTx, err := db.BeginTx(ctx, nil)
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	c, err := s.r.get()
 	if err != nil {
 		return err
 	}
-	tx := &Tx{s: s, tx: sqlTx, ctx: ctx, stmts: &s.rStmts}
-	if db == s.w {
-		tx.stmts = &s.wStmts
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			sqlTx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := fn(tx); err != nil {
-		sqlTx.Rollback()
+	defer s.r.put(c)
+	if _, err := c.exec(ctx, "BEGIN"); err != nil {
 		return err
 	}
-	return sqlTx.Rollback() // read-only: nothing to commit
+	// Read-only: ROLLBACK ends the snapshot whatever fn did, and runs
+	// even if fn panics, so the connection goes back to the pool clean.
+	defer c.exec(context.Background(), "ROLLBACK")
+	return fn(&Tx{s: s, c: c, ctx: ctx})
 }
+
+// (Update, which groups commits, is in commit.go.)
 
 // nextTimestamp returns a Timestamp (ticks) later than prev and than every
 // Timestamp this store has handed out, close to the wall clock.
@@ -300,10 +294,9 @@ func (s *Store) nextTimestamp(prev int64) int64 {
 // isConstraint reports whether err is a SQLite UNIQUE or PRIMARY KEY
 // violation, recognised by extended result code, never by message text.
 func isConstraint(err error) bool {
-	var se *sqlite.Error
+	var se *Error
 	if !errors.As(err, &se) {
 		return false
 	}
-	c := se.Code()
-	return c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || c == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	return se.Code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }

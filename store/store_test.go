@@ -195,7 +195,7 @@ func TestQueryUsesKeyRanges(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			rows, err := tx.tx.Query("EXPLAIN QUERY PLAN "+p.sql, p.args...)
+			rows, err := tx.query("EXPLAIN QUERY PLAN "+p.sql, p.args...)
 			if err != nil {
 				return err
 			}
@@ -208,7 +208,7 @@ func TestQueryUsesKeyRanges(t *testing.T) {
 				}
 				plan = append(plan, detail)
 			}
-			return rows.Err()
+			return rows.Close()
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -274,4 +274,17 @@ func openNine(t *testing.T) (*Store, Table) {
 		t.Fatal(err)
 	}
 	return s, tb
+}
+
+// testRow runs a one-row query in a read transaction of s.
+func (s *Store) testRow(query string, args ...any) testRow { return testRow{s, query, args} }
+
+type testRow struct {
+	s     *Store
+	query string
+	args  []any
+}
+
+func (r testRow) Scan(dest ...any) error {
+	return r.s.View(context.Background(), func(tx *Tx) error { return tx.queryRow(r.query, r.args...).Scan(dest...) })
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"errors"
 	"strings"
 
@@ -20,16 +19,13 @@ type Table struct {
 // any case exists (PROTOCOL.md 1.4). The caller validates the name.
 func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	now := tx.s.nextTimestamp(0)
-	res, err := tx.exec(
-		`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?)`,
-		account, name, strings.ToLower(name), now)
+	var id int64
+	err := tx.queryRow(
+		`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?) RETURNING id`,
+		account, name, strings.ToLower(name), now).Scan(&id)
 	if isConstraint(err) {
 		return Table{}, ErrTableExists
 	}
-	if err != nil {
-		return Table{}, err
-	}
-	id, err := res.LastInsertId()
 	if err != nil {
 		return Table{}, err
 	}
@@ -40,9 +36,9 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 func (tx *Tx) GetTable(account, name string) (Table, error) {
 	t := Table{Account: account}
 	err := tx.queryRow(
-		sqlGetTable,
+		`SELECT id, name FROM tables WHERE account = ? AND lname = ?`,
 		account, strings.ToLower(name)).Scan(&t.ID, &t.Name)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, errNoRows) {
 		return Table{}, ErrTableNotFound
 	}
 	return t, err
@@ -83,7 +79,7 @@ type TablePage struct {
 // case, the order lookups and uniqueness use.
 func (tx *Tx) QueryTables(account string, q TableQuery) (TablePage, error) {
 	var page TablePage
-	rows, err := tx.tx.QueryContext(tx.ctx,
+	rows, err := tx.query(
 		`SELECT id, name, lname FROM tables WHERE account = ? AND lname >= ? ORDER BY lname`,
 		account, q.After)
 	if err != nil {
@@ -106,7 +102,7 @@ func (tx *Tx) QueryTables(account string, q TableQuery) (TablePage, error) {
 		}
 		page.Tables = append(page.Tables, t)
 	}
-	return page, rows.Err()
+	return page, rows.Close()
 }
 
 func tableProps(name string) func(string) (edm.Value, bool) {
