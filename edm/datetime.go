@@ -75,28 +75,42 @@ func AppendTimestamp(b []byte, ticks int64) []byte {
 		y++
 	}
 	var out [28]byte
-	put := func(at int, v int64, n int) {
-		for i := at + n - 1; i >= at; i-- {
-			out[i] = byte('0' + v%10)
-			v /= 10
-		}
+	// Two digits at a time from a table: dividing by ten per digit was
+	// a tenth of a query page's encoding time.
+	put2 := func(at int, v int64) {
+		out[at], out[at+1] = digitPairs[2*v], digitPairs[2*v+1]
 	}
-	put(0, y, 4)
+	put2(0, y/100)
+	put2(2, y%100)
 	out[4] = '-'
-	put(5, m, 2)
+	put2(5, m)
 	out[7] = '-'
-	put(8, d, 2)
+	put2(8, d)
 	out[10] = 'T'
-	put(11, sod/3600, 2)
+	put2(11, sod/3600)
 	out[13] = ':'
-	put(14, sod/60%60, 2)
+	put2(14, sod/60%60)
 	out[16] = ':'
-	put(17, sod%60, 2)
+	put2(17, sod%60)
 	out[19] = '.'
-	put(20, frac, 7)
+	put2(20, frac/100000)
+	put2(22, frac/1000%100)
+	put2(24, frac/10%100)
+	out[26] = byte('0' + frac%10)
 	out[27] = 'Z'
 	return append(b, out[:]...)
 }
+
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 func appendTimestampSlow(b []byte, ticks int64) []byte {
 	t := TimeFromTicks(ticks)

@@ -4,6 +4,10 @@ package edm
 type Property struct {
 	Name  string
 	Value Value
+	// Plain, when set, says Value is a String or Guid whose text needs no
+	// JSON escaping (JSONPlain), so a writer may copy it as it is. A
+	// reader that knows it sets it; false means unknown.
+	Plain bool
 }
 
 // Entity is a stored entity: its keys, the server-set Timestamp (in ticks;

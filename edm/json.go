@@ -24,8 +24,18 @@ const hexDigits = "0123456789abcdef"
 func AppendJSONStringBody(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip eight plain ASCII bytes at a time: responses are mostly
-		// long runs of them, and this loop is the hottest in a query.
+		// Skip plain ASCII 32 and then 8 bytes at a time: responses are
+		// mostly long runs of them, and this loop is the hottest in a
+		// query. The four words of a block are tested together, which
+		// keeps the processor's pipelines full.
+		for i+32 <= len(s) {
+			w := []byte(s[i : i+32])
+			if attention(binary.LittleEndian.Uint64(w))|attention(binary.LittleEndian.Uint64(w[8:]))|
+				attention(binary.LittleEndian.Uint64(w[16:]))|attention(binary.LittleEndian.Uint64(w[24:])) != 0 {
+				break
+			}
+			i += 32
+		}
 		for i+8 <= len(s) && plainASCII8(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
 			i += 8
 		}
@@ -72,6 +82,34 @@ func AppendJSONStringBody(b []byte, s string) []byte {
 	return append(b, s[start:]...)
 }
 
+// JSONPlain reports whether AppendJSONStringBody would copy s unchanged:
+// valid UTF-8 without control characters, '"' or '\\'.
+func JSONPlain(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if attention(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			// The rest holds multi-byte characters: check it whole.
+			rest := s[i:]
+			for j := 0; j < len(rest); j++ {
+				if c := rest[j]; c < 0x20 || c == '"' || c == '\\' {
+					return false
+				}
+			}
+			return utf8.ValidString(rest)
+		}
+	}
+	return true
+}
+
 const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
@@ -82,11 +120,14 @@ const (
 // byte with the high bit set (multi-byte UTF-8, checked one rune at a
 // time). Classic SWAR tests: a byte b < n sets the high bit of (b - n) for
 // b < 0x80, and a byte equal to c becomes zero under XOR.
-func plainASCII8(w uint64) bool {
+func plainASCII8(w uint64) bool { return attention(w) == 0 }
+
+// attention is non-zero when a byte of w needs attention (plainASCII8).
+func attention(w uint64) uint64 {
 	below := (w - lsb*0x20) &^ w
 	quote := w ^ (lsb * '"')
 	bslash := w ^ (lsb * '\\')
 	zeroQ := (quote - lsb) &^ quote
 	zeroB := (bslash - lsb) &^ bslash
-	return (below|zeroQ|zeroB|w)&msb == 0
+	return (below | zeroQ | zeroB | w) & msb
 }

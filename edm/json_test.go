@@ -55,3 +55,34 @@ func BenchmarkAppendJSONString(b *testing.B) {
 		buf = AppendJSONString(buf[:0], s)
 	}
 }
+
+// TestAppendJSONStringLong puts each kind of byte that needs attention at
+// every position of a 70-byte string, so that the 32- and 8-byte skips and
+// the byte loop all meet it.
+func TestAppendJSONStringLong(t *testing.T) {
+	for _, special := range []string{`"`, `\`, "\n", "\x01", "é", "\xff"} {
+		for pos := 0; pos < 70; pos++ {
+			s := strings.Repeat("a", pos) + special + strings.Repeat("b", 70-pos)
+			got := AppendJSONString(nil, s)
+			var back string
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Fatalf("%+q at %d: %s is not JSON: %v", special, pos, got, err)
+			}
+			want := strings.ToValidUTF8(s, "\ufffd")
+			if back != want {
+				t.Fatalf("%+q at %d: round trip %+q, want %+q", special, pos, back, want)
+			}
+		}
+	}
+}
+
+// TestJSONPlain checks JSONPlain against what AppendJSONStringBody does.
+func TestJSONPlain(t *testing.T) {
+	for _, s := range []string{"", "plain", strings.Repeat("x", 100), "é😀ꀕ", strings.Repeat("ab", 9) + "é",
+		`a"b`, `a\b`, "a\nb", "\x7f", "a\xffb", strings.Repeat("x", 20) + "é\x01", strings.Repeat("y", 17) + "\xe2\x82", "<&>"} {
+		want := string(AppendJSONStringBody(nil, s)) == s
+		if got := JSONPlain(s); got != want {
+			t.Errorf("JSONPlain(%+q) = %v, want %v", s, got, want)
+		}
+	}
+}

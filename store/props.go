@@ -112,7 +112,13 @@ func encodeProps(props []edm.Property) []byte {
 		body = append(body, '$', typeLetters[v.T])
 		switch v.T {
 		case edm.String, edm.Guid:
-			body = appendElem(body, jbTextRaw, v.S)
+			// TEXT marks a string JSON can carry as it is (jsonb.html:
+			// "no escapes needed"), so a reader can say so (Plain).
+			typ := byte(jbTextRaw)
+			if edm.JSONPlain(v.S) {
+				typ = jbText
+			}
+			body = appendElem(body, typ, v.S)
 		case edm.Int32, edm.Int64, edm.DateTime:
 			body = appendHeader(body, jbInt, len(strconv.AppendInt(num[:0], v.N, 10)))
 			body = strconv.AppendInt(body, v.N, 10)
@@ -214,7 +220,12 @@ func decodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property
 		if err != nil {
 			return nil, err
 		}
-		key, err := jbString(b, ktyp, ks, ke)
+		var key string
+		if alias && (ktyp == jbTextRaw || ktyp == jbText) && ke > ks {
+			key = unsafe.String(&b[ks], ke-ks)
+		} else {
+			key, err = jbString(b, ktyp, ks, ke)
+		}
 		if err != nil || len(key) < 3 || key[len(key)-2] != '$' {
 			return nil, fmt.Errorf("%w: key %q", errProps, key)
 		}
@@ -230,7 +241,9 @@ func decodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property
 		if err != nil {
 			return nil, fmt.Errorf("%w: property %q", err, key)
 		}
-		props = append(props, edm.Property{Name: key[:len(key)-2], Value: v})
+		// Plain is set only for the streaming reader: a copied entity is
+		// compared whole in places, and its copy would gain nothing.
+		props = append(props, edm.Property{Name: key[:len(key)-2], Value: v, Plain: alias && vtyp == jbText})
 		i = ve
 	}
 	return props, nil
@@ -255,11 +268,12 @@ func jbValue(b []byte, t edm.Type, typ byte, start, end int, alias bool) (edm.Va
 		if typ != jbInt {
 			return v, errProps
 		}
-		v.N, err = strconv.ParseInt(string(b[start:end]), 10, 64)
+		v.N, err = parseInt(b[start:end])
 	case edm.Double:
 		switch typ {
 		case jbFloat, jbInt:
-			v.F, err = strconv.ParseFloat(string(b[start:end]), 64)
+			// The text is only read, never kept: no need to copy it.
+			v.F, err = strconv.ParseFloat(unsafe.String(unsafe.SliceData(b[start:end]), end-start), 64)
 			if err != nil && math.IsInf(v.F, 0) {
 				err = nil // 9e999 is how ±Inf is stored
 			}
@@ -284,6 +298,31 @@ func jbValue(b []byte, t edm.Type, typ byte, start, end int, alias bool) (edm.Va
 		return v, errProps
 	}
 	return v, nil
+}
+
+// parseInt reads a stored integer: decimal digits with an optional '-'.
+// Up to 18 digits cannot overflow and are read directly; longer ones go
+// through strconv, which checks the range.
+func parseInt(d []byte) (int64, error) {
+	neg := len(d) > 0 && d[0] == '-'
+	digits := d
+	if neg {
+		digits = d[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return strconv.ParseInt(string(d), 10, 64)
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, errProps
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
 }
 
 // unescapeJSON undoes JSON string escapes (a TEXTJ element's payload).

@@ -84,3 +84,33 @@ func TestPropsAreSQLiteJSONB(t *testing.T) {
 		t.Fatalf("large round trip: %v", err)
 	}
 }
+
+// TestPlainStrings checks that strings JSON carries as they are are stored
+// as JSONB TEXT and that the streaming reader says so (edm.Property.Plain),
+// while a string that needs escaping, and every copied entity, says
+// nothing.
+func TestPlainStrings(t *testing.T) {
+	props := []edm.Property{
+		{Name: "P", Value: edm.NewString("plain é " + strings.Repeat("x", 40))},
+		{Name: "Q", Value: edm.NewString(`needs "escaping"`)},
+		{Name: "C", Value: edm.NewString("tab\t")},
+		{Name: "G", Value: edm.Value{T: edm.Guid, S: "c9da6455-213d-42c9-9a79-3e9149a57833"}},
+		{Name: "I", Value: edm.NewInt32(1)},
+	}
+	blob := encodeProps(props)
+	for _, alias := range []bool{true, false} {
+		got, err := decodePropsInto(nil, blob, alias)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range got {
+			want := alias && (p.Name == "P" || p.Name == "G")
+			if p.Plain != want {
+				t.Errorf("alias %v: %s.Plain = %v, want %v", alias, p.Name, p.Plain, want)
+			}
+			if p.Value.S != props[i].Value.S {
+				t.Errorf("alias %v: %s = %q, want %q", alias, p.Name, p.Value.S, props[i].Value.S)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -35,6 +36,21 @@ func run(args []string) int {
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(os.Stderr, "tableemu: warning:", w)
+	}
+	// TABLEEMU_CPUPROFILE names a file for a CPU profile of the whole run,
+	// written at shutdown: how BENCHMARKS.md's profiles were taken.
+	if path := os.Getenv("TABLEEMU_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tableemu:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "tableemu:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	srv, err := emulator.New(cfg)
 	if err != nil {

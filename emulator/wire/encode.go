@@ -113,6 +113,10 @@ func selection(sel []string) []string {
 // more is set) and the closing brace.
 func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 	w := objWriter{b: b, more: more}
+	// The Timestamp is formatted once: it appears twice, as itself and in
+	// the ETag.
+	var tsBuf [32]byte
+	ts := edm.AppendTimestamp(tsBuf[:0], e.Timestamp)
 	switch o.Level {
 	case FullMetadata:
 		w.key("odata.type")
@@ -128,21 +132,21 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 		w.b = edm.AppendJSONStringBody(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
 		w.b = append(w.b, '"')
 		w.key("odata.etag")
-		w.b = appendETagJSON(w.b, e.Timestamp)
+		w.b = appendETagJSON(w.b, ts)
 		w.key("odata.editLink")
 		w.b = edm.AppendJSONString(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
 	case MinimalMetadata:
 		w.key("odata.etag")
-		w.b = appendETagJSON(w.b, e.Timestamp)
+		w.b = appendETagJSON(w.b, ts)
 	}
 
 	sel := selection(o.Select)
 	if sel == nil {
-		w.system(e, o.Level, "PartitionKey")
-		w.system(e, o.Level, "RowKey")
-		w.system(e, o.Level, "Timestamp")
+		w.system(e, ts, o.Level, "PartitionKey")
+		w.system(e, ts, o.Level, "RowKey")
+		w.system(e, ts, o.Level, "Timestamp")
 		for i := range e.Properties {
-			w.property(e.Properties[i].Name, e.Properties[i].Value, o.Level)
+			w.property(e.Properties[i].Name, e.Properties[i].Value, e.Properties[i].Plain, o.Level)
 		}
 		w.b = append(w.b, '}')
 		return w.b
@@ -153,7 +157,7 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 	// for a listed property the entity lacks (PROTOCOL.md 6.4).
 	for _, name := range [...]string{"PartitionKey", "RowKey", "Timestamp"} {
 		if contains(sel, name) {
-			w.system(e, o.Level, name)
+			w.system(e, ts, o.Level, name)
 		}
 	}
 	for i, name := range sel {
@@ -165,7 +169,7 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 			continue // listed twice
 		}
 		if v, ok := lookup(e, name); ok {
-			w.property(name, v, o.Level)
+			w.property(name, v, false, o.Level)
 		} else {
 			w.key(name)
 			w.b = append(w.b, "null"...)
@@ -208,10 +212,21 @@ func (w *objWriter) key(name string) {
 	w.b = append(w.b, ':')
 }
 
+// annotationKey writes the key "<name>@odata.type".
+func (w *objWriter) annotationKey(name string) {
+	if w.more {
+		w.b = append(w.b, ',')
+	}
+	w.more = true
+	w.b = append(w.b, '"')
+	w.b = edm.AppendJSONStringBody(w.b, name)
+	w.b = append(w.b, typeSuffix+`":`...)
+}
+
 // system writes PartitionKey, RowKey or Timestamp. Keys are never
 // annotated; Timestamp is, in full metadata only, and always has seven
 // fractional digits (PROTOCOL.md 4.3).
-func (w *objWriter) system(e *edm.Entity, l Level, name string) {
+func (w *objWriter) system(e *edm.Entity, ts []byte, l Level, name string) {
 	switch name {
 	case "PartitionKey":
 		w.key(name)
@@ -226,7 +241,7 @@ func (w *objWriter) system(e *edm.Entity, l Level, name string) {
 		}
 		w.key(name)
 		w.b = append(w.b, '"')
-		w.b = edm.AppendTimestamp(w.b, e.Timestamp)
+		w.b = append(w.b, ts...)
 		w.b = append(w.b, '"')
 	}
 }
@@ -236,10 +251,10 @@ func (w *objWriter) system(e *edm.Entity, l Level, name string) {
 // (which travel as strings). Int32, String, Boolean and finite Doubles are
 // never annotated: JSON carries their type, and the Go SDK turns any such
 // annotation into a nil value (PROTOCOL.md 4.2, 13).
-func (w *objWriter) property(name string, v edm.Value, l Level) {
+func (w *objWriter) property(name string, v edm.Value, plain bool, l Level) {
 	annotate := func(t edm.Type) {
 		if l != NoMetadata {
-			w.key(name + typeSuffix)
+			w.annotationKey(name)
 			w.b = append(w.b, '"')
 			w.b = append(w.b, t.Name()...)
 			w.b = append(w.b, '"')
@@ -248,7 +263,7 @@ func (w *objWriter) property(name string, v edm.Value, l Level) {
 	switch v.T {
 	case edm.String:
 		w.key(name)
-		w.b = edm.AppendJSONString(w.b, v.S)
+		w.b = appendString(w.b, v.S, plain)
 	case edm.Int32:
 		w.key(name)
 		w.b = strconv.AppendInt(w.b, v.N, 10)
@@ -281,7 +296,7 @@ func (w *objWriter) property(name string, v edm.Value, l Level) {
 	case edm.Guid:
 		annotate(edm.Guid)
 		w.key(name)
-		w.b = edm.AppendJSONString(w.b, v.S)
+		w.b = appendString(w.b, v.S, plain)
 	case edm.Binary:
 		annotate(edm.Binary)
 		w.key(name)
@@ -292,4 +307,15 @@ func (w *objWriter) property(name string, v edm.Value, l Level) {
 		w.key(name)
 		w.b = append(w.b, "null"...)
 	}
+}
+
+// appendString appends s as a JSON string, copying it when the reader said
+// it needs no escaping (edm.Property.Plain).
+func appendString(b []byte, s string, plain bool) []byte {
+	if !plain {
+		return edm.AppendJSONString(b, s)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

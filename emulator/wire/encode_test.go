@@ -206,3 +206,18 @@ func BenchmarkDecodeEntity(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendEntityPlain checks that a String or Guid the reader marked
+// Plain is written exactly as the escaping path writes it.
+func TestAppendEntityPlain(t *testing.T) {
+	e := sampleEntity()
+	want := string(AppendEntity(nil, e, nil))
+	for i := range e.Properties {
+		if v := e.Properties[i].Value; (v.T == edm.String || v.T == edm.Guid) && edm.JSONPlain(v.S) {
+			e.Properties[i].Plain = true
+		}
+	}
+	if got := string(AppendEntity(nil, e, nil)); got != want {
+		t.Fatalf("with Plain:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -15,21 +15,34 @@ func ETag(ts int64) string {
 }
 
 func appendETag(b []byte, ts int64) []byte {
+	var tmp [32]byte
 	b = append(b, `W/"datetime'`...)
-	b = appendEscapedTimestamp(b, ts)
+	b = appendEscapedTimestamp(b, edm.AppendTimestamp(tmp[:0], ts))
 	return append(b, `'"`...)
 }
 
-// appendETagJSON appends the ETag as a JSON string ("W/\"datetime'…'\"").
-func appendETagJSON(b []byte, ts int64) []byte {
+// appendETagJSON appends the ETag as a JSON string ("W/\"datetime'…'\"")
+// given the Timestamp already formatted (edm.AppendTimestamp): an entity
+// in a response needs the text twice, as its Timestamp and in its ETag.
+func appendETagJSON(b []byte, timestamp []byte) []byte {
 	b = append(b, `"W/\"datetime'`...)
-	b = appendEscapedTimestamp(b, ts)
+	b = appendEscapedTimestamp(b, timestamp)
 	return append(b, `'\""`...)
 }
 
-func appendEscapedTimestamp(b []byte, ts int64) []byte {
-	var tmp [32]byte
-	for _, c := range edm.AppendTimestamp(tmp[:0], ts) {
+// appendEscapedTimestamp appends a formatted Timestamp with each ':'
+// percent-encoded.
+func appendEscapedTimestamp(b []byte, timestamp []byte) []byte {
+	// The usual fixed-width form, yyyy-mm-ddThh:mm:ss.fffffffZ, has its
+	// colons at 13 and 16.
+	if len(timestamp) == 28 && timestamp[13] == ':' && timestamp[16] == ':' {
+		b = append(b, timestamp[:13]...)
+		b = append(b, "%3A"...)
+		b = append(b, timestamp[14:16]...)
+		b = append(b, "%3A"...)
+		return append(b, timestamp[17:]...)
+	}
+	for _, c := range timestamp {
 		if c == ':' {
 			b = append(b, "%3A"...)
 		} else {
