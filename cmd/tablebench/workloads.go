@@ -185,6 +185,7 @@ func (t *target) query(table, filter string) (entities, pages int, err error) {
 		}
 		pages++
 		entities += bytes.Count(body, []byte(`"odata.etag"`))
+		t.release(body)
 		npk := resp.Header.Get("x-ms-continuation-NextPartitionKey")
 		if npk == "" {
 			return entities, pages, nil

@@ -208,8 +208,21 @@ func (w *objWriter) key(name string) {
 		w.b = append(w.b, ',')
 	}
 	w.more = true
-	w.b = edm.AppendJSONString(w.b, name)
-	w.b = append(w.b, ':')
+	w.b = append(w.b, '"')
+	w.b = appendName(w.b, name)
+	w.b = append(w.b, '"', ':')
+}
+
+// appendName appends a member name JSON-escaped. Names are short and
+// almost always plain ASCII (property names are identifiers), which a
+// byte loop confirms faster than the general escaper gets started.
+func appendName(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return edm.AppendJSONStringBody(b, name)
+		}
+	}
+	return append(b, name...)
 }
 
 // annotationKey writes the key "<name>@odata.type".
@@ -219,7 +232,7 @@ func (w *objWriter) annotationKey(name string) {
 	}
 	w.more = true
 	w.b = append(w.b, '"')
-	w.b = edm.AppendJSONStringBody(w.b, name)
+	w.b = appendName(w.b, name)
 	w.b = append(w.b, typeSuffix+`":`...)
 }
 
