@@ -50,7 +50,7 @@ type accessPolicy struct {
 // A missing table is 404 TableNotFound, as for entity operations.
 func (s *Server) getTableACL(c *call) error {
 	var ids []store.SignedIdentifier
-	err := s.store.View(c.r.Context(), func(tx *store.Tx) error {
+	err := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
 		if err != nil {
 			return err

@@ -27,7 +27,7 @@ func (s *Server) getEntity(c *call) error {
 	}
 	var e *edm.Entity
 	var t store.Table
-	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
+	err = s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
 		var err error
 		if t, err = entityTable(tx, c); err != nil {
 			return err

@@ -127,7 +127,7 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 // (PROTOCOL.md 0.1).
 func (s *Server) getTable(c *call) error {
 	var t store.Table
-	err := s.store.View(c.r.Context(), func(tx *store.Tx) error {
+	err := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
 		var err error
 		t, err = tx.GetTable(c.res.account, c.res.table)
 		return err

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,10 +54,14 @@ type Options struct {
 type Store struct {
 	// w lends the single writer connection: SQLite allows one writer at a
 	// time, and queueing writers here is cheaper than SQLITE_BUSY retries.
-	// r lends readers; in WAL mode they read a snapshot while the writer
-	// commits. In memory mode r == w: one connection serves both.
-	w, r *pool
-	path string
+	// r and rp lend readers; in WAL mode they read a snapshot while the
+	// writer commits. r's connections read through a memory map, which
+	// suits scans; rp's read with pread, which suits closures that read a
+	// few rows (ViewPoint): after every commit SQLite unmaps and remaps a
+	// reader's map at its next transaction, which cost a point read more
+	// than the read itself. In memory mode all three are one connection.
+	w, r, rp *pool
+	path     string
 
 	closed atomic.Bool
 	// Update's writer goroutine (commit.go).
@@ -92,7 +97,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.w = newPool(1, func() (*conn, error) {
 			return openConn(":memory:", rw, []string{"foreign_keys = 1"})
 		})
-		s.r = s.w
+		s.r, s.rp = s.w, s.w
 	} else {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
@@ -101,15 +106,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		// synchronous=FULL: a commit is fsynced before it is acknowledged,
 		// so an acknowledged write survives a killed process and a power
 		// cut alike. busy_timeout covers the checkpointer and a second
-		// process opening the file. Reads go through a memory map instead
+		// process opening the file. Scans read through a memory map instead
 		// of a read() per page: a scan touches thousands of pages, and
 		// SQLite's default 2 MiB page cache would otherwise re-read them
-		// with a system call each.
-		pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = FULL",
-			"foreign_keys = 1", "mmap_size = 4294967296"}
-		s.w = newPool(1, func() (*conn, error) { return openConn(s.path, rw, pragmas) })
+		// with a system call each (but see rp).
+		pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = FULL", "foreign_keys = 1"}
+		mapped := slices.Concat(pragmas, []string{"mmap_size = 4294967296"})
+		s.w = newPool(1, func() (*conn, error) { return openConn(s.path, rw, mapped) })
 		s.r = newPool(maxReaders, func() (*conn, error) {
-			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, append(pragmas, "query_only = 1"))
+			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
+		})
+		s.rp = newPool(maxReaders, func() (*conn, error) {
+			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
 		})
 	}
 	if err := s.migrate(ctx); err != nil {
@@ -140,7 +148,7 @@ func (s *Store) Close() error {
 	s.writerDone.Wait()
 	pools := []*pool{s.w}
 	if s.r != s.w {
-		pools = append(pools, s.r)
+		pools = append(pools, s.r, s.rp)
 	}
 	for _, p := range pools {
 		for range cap(p.sem) {
@@ -256,14 +264,25 @@ func (r row) Scan(dest ...any) error {
 
 // View runs fn in a read-only snapshot transaction.
 func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
+	return s.view(ctx, s.r, fn)
+}
+
+// ViewPoint is View for a closure that reads a handful of rows (a point
+// read, a table or policy lookup): it runs on a reader without the memory
+// map (see Store.rp).
+func (s *Store) ViewPoint(ctx context.Context, fn func(*Tx) error) error {
+	return s.view(ctx, s.rp, fn)
+}
+
+func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	c, err := s.r.get()
+	c, err := p.get()
 	if err != nil {
 		return err
 	}
-	defer s.r.put(c)
+	defer p.put(c)
 	if _, err := c.exec(ctx, "BEGIN"); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -287,4 +288,47 @@ type testRow struct {
 
 func (r testRow) Scan(dest ...any) error {
 	return r.s.View(context.Background(), func(tx *Tx) error { return tx.queryRow(r.query, r.args...).Scan(dest...) })
+}
+
+// TestViewPoint checks the two kinds of reader: View's read through a
+// memory map and ViewPoint's do not, and both see every committed write.
+func TestViewPoint(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var tb Table
+	for i := range 3 {
+		err := s.Update(ctx, func(tx *Tx) error {
+			var err error
+			if i == 0 {
+				tb, err = tx.CreateTable("a", "t")
+				return err
+			}
+			return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: strconv.Itoa(i)})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []struct {
+			view func(context.Context, func(*Tx) error) error
+			mmap bool
+		}{{s.View, true}, {s.ViewPoint, false}} {
+			err := v.view(ctx, func(tx *Tx) error {
+				var size int64
+				if err := tx.queryRow("PRAGMA mmap_size").Scan(&size); err != nil {
+					return err
+				}
+				if (size > 0) != v.mmap {
+					t.Errorf("mmap_size %d, want a map: %v", size, v.mmap)
+				}
+				if i == 0 {
+					return nil
+				}
+				_, err := tx.GetEntity(tb, "p", strconv.Itoa(i))
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
