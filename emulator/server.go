@@ -271,6 +271,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
+	if s.access == io.Discard && s.debug == nil {
+		return // --silent: no line to format
+	}
 	if c.r.UserAgent() == "tableemu-healthcheck" && s.debug == nil {
 		return // the container healthcheck probes every few seconds
 	}

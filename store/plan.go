@@ -15,7 +15,9 @@ type plannedQuery struct {
 	args     []any
 	residual odata.Expr // evaluated in Go, if not nil
 	bounds   keyBounds  // the key range
-	budgeted bool       // a scan bounded by ScanBudget: check a short page
+	// budgeted: a scan of at most ScanBudget rows, each returned with the
+	// filter's verdict in its fifth column.
+	budgeted bool
 	// unfiltered: every row of the key range matches (no filter, or one
 	// that is only key bounds), so the page itself bounds the scan.
 	unfiltered bool
@@ -57,7 +59,7 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		if fsql == "" {
 			fsql = "1"
 		}
-		p.sql = "SELECT pk, rk, ts, props FROM entities INDEXED BY " + p.index +
+		p.sql = "SELECT pk, rk, ts, props, 1 FROM entities INDEXED BY " + p.index +
 			" WHERE tid = " + strconv.FormatInt(t.ID, 10) + " AND " + ix.sql + p.bounds.and() + " AND " + fsql + " ORDER BY pk, rk"
 		p.args = append(append(append(p.args, ix.args...), p.bounds.args...), filter.args...)
 		if residual == nil {
@@ -67,25 +69,27 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		return p, nil
 	}
 
-	scan := "SELECT pk, rk, ts, props FROM entities WHERE tid = ?" + p.bounds.and() + " ORDER BY pk, rk"
-	p.args = append([]any{t.ID}, p.bounds.args...)
+	where := " FROM entities WHERE tid = ?" + p.bounds.and() + " ORDER BY pk, rk LIMIT ?"
+	keyArgs := append([]any{t.ID}, p.bounds.args...)
 	switch {
 	case q.Filter == nil:
 		// Every row is a match: the page itself bounds the scan.
-		p.sql = scan + " LIMIT ?"
-		p.args = append(p.args, q.Top+1)
+		p.sql = "SELECT pk, rk, ts, props, 1" + where
+		p.args = append(keyArgs, q.Top+1)
 		p.unfiltered = true
 	case filter.sql == "":
-		p.sql = scan + " LIMIT ?"
-		p.args = append(p.args, ScanBudget)
+		// Nothing for SQL: every row goes to odata.Eval.
+		p.sql = "SELECT pk, rk, ts, props, 1" + where
+		p.args = append(keyArgs, ScanBudget+1)
 		p.budgeted = true
 	default:
-		p.sql = "SELECT pk, rk, ts, props FROM (" + scan + " LIMIT ?) WHERE " + filter.sql
-		p.args = append(append(p.args, ScanBudget), filter.args...)
-		if residual == nil {
-			p.sql += " LIMIT ?"
-			p.args = append(p.args, q.Top+1)
-		}
+		// Every row of the budget comes back with m, the filter's
+		// verdict, so that the page knows how many rows it examined and
+		// where the budget ran out without scanning them again. (Reading
+		// props for the rows that do not match costs almost nothing: the
+		// filter has loaded it already.)
+		p.sql = "SELECT pk, rk, ts, props, m FROM (SELECT pk, rk, ts, props, " + filter.sql + " AS m" + where + ")"
+		p.args = append(append(append([]any{}, filter.args...), keyArgs...), ScanBudget+1)
 		p.budgeted = true
 	}
 	return p, nil

@@ -154,8 +154,20 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	}
 	defer rows.Close()
 	var e edm.Entity
-	n := 0
+	n, examined := 0, 0
 	for rows.Next() {
+		if p.budgeted {
+			examined++
+			if examined > ScanBudget {
+				// The first row past the budget: the next page starts
+				// here, as the service's continues after its time limit.
+				res.Next = &Key{fromSortKey(rows.Text(0)), fromSortKey(rows.Text(1))}
+				break
+			}
+			if rows.Int64(4) == 0 {
+				continue
+			}
+		}
 		e.PartitionKey, e.RowKey = rowKey(rows, 0, alias), rowKey(rows, 1, alias)
 		e.Timestamp = rows.Int64(2)
 		lazy := lazyEntity{e: &e, props: rows.Bytes(3), alias: alias}
@@ -182,9 +194,16 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		return res, err
 	}
 	switch {
-	case res.Next == nil && p.budgeted:
-		if err := tx.budgetCheck(t, p, n, &res); err != nil {
-			return res, err
+	case p.budgeted:
+		// Rows before the continuation, as countScanned counts them.
+		res.Scanned = examined
+		if res.Next != nil {
+			res.Scanned--
+		}
+		// A filter that keeps examining many entities for few matches
+		// asks for an automatic index.
+		if len(p.indexable) > 0 && res.Scanned >= autoIndexMinRows && n*20 < res.Scanned {
+			tx.s.noteScan(p.indexable)
 		}
 	case p.unfiltered && res.Next == nil:
 		res.Scanned = n
@@ -225,35 +244,6 @@ func (tx *Tx) countScanned(t Table, p plannedQuery, res *ScanResult) error {
 		args = append(args, sortKey(res.Next.PK), sortKey(res.Next.RK))
 	}
 	return tx.queryRow("SELECT count(*) FROM "+from+" WHERE "+where, args...).Scan(&res.Scanned)
-}
-
-// budgetCheck follows a short page of a budgeted scan. Either the key range
-// ended or the scan budget did: counting the rows the scan could reach
-// tells which, and if the budget did, the row just past it is where the
-// next page starts. The count is also how a filter that keeps scanning
-// many entities for few matches asks for an automatic index.
-func (tx *Tx) budgetCheck(t Table, p plannedQuery, matched int, res *ScanResult) error {
-	b := p.bounds
-	where := "tid = ?" + strings.Join(append([]string{""}, b.where...), " AND ")
-	args := append(append([]any{t.ID}, b.args...), ScanBudget+1)
-	if err := tx.queryRow(
-		"SELECT count(*) FROM (SELECT 1 FROM entities WHERE "+where+" ORDER BY pk, rk LIMIT ?)", args...).Scan(&res.Scanned); err != nil {
-		return err
-	}
-	if res.Scanned > ScanBudget {
-		res.Scanned = ScanBudget
-		var pk, rk string
-		args[len(args)-1] = ScanBudget
-		if err := tx.queryRow(
-			"SELECT pk, rk FROM entities WHERE "+where+" ORDER BY pk, rk LIMIT 1 OFFSET ?", args...).Scan(&pk, &rk); err != nil {
-			return err
-		}
-		res.Next = &Key{fromSortKey(pk), fromSortKey(rk)}
-	}
-	if len(p.indexable) > 0 && res.Scanned >= autoIndexMinRows && matched*20 < res.Scanned {
-		tx.s.noteScan(p.indexable)
-	}
-	return nil
 }
 
 // lazyEntity decodes the stored properties only when the filter asks for a
