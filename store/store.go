@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -81,8 +82,16 @@ type Store struct {
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// maxReaders is how many read transactions run at once.
+// maxReaders is how many read transactions of each kind (View, ViewPoint)
+// run at once.
 const maxReaders = 8
+
+// mappedReaders is how many View transactions run at once: twice the
+// processors, at least 4. Scans are CPU-bound, so more would only queue
+// inside the runtime; and each mapped connection maps the pages it reads
+// afresh, so that the resident set counts a page once per connection that
+// read it.
+var mappedReaders = max(4, 2*runtime.GOMAXPROCS(0))
 
 // Open opens (creating if needed) the database and brings its schema up to
 // date. A file that is not a tableemu database, or is damaged, is an error
@@ -111,9 +120,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		// SQLite's default 2 MiB page cache would otherwise re-read them
 		// with a system call each (but see rp).
 		pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = FULL", "foreign_keys = 1"}
-		mapped := slices.Concat(pragmas, []string{"mmap_size = 4294967296"})
+		// 2 GiB less 64 KiB: SQLite clamps larger sizes to its
+		// SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
+		mapped := slices.Concat(pragmas, []string{"mmap_size = 2147418112"})
 		s.w = newPool(1, func() (*conn, error) { return openConn(s.path, rw, mapped) })
-		s.r = newPool(maxReaders, func() (*conn, error) {
+		s.r = newPool(mappedReaders, func() (*conn, error) {
 			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
 		})
 		s.rp = newPool(maxReaders, func() (*conn, error) {
