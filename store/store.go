@@ -60,7 +60,8 @@ type Store struct {
 	// suits scans; rp's read with pread, which suits closures that read a
 	// few rows (ViewPoint): after every commit SQLite unmaps and remaps a
 	// reader's map at its next transaction, which cost a point read more
-	// than the read itself. In memory mode all three are one connection.
+	// than the read itself. The writer reads with pread too (Open). In
+	// memory mode all three are one connection.
 	w, r, rp *pool
 	path     string
 
@@ -123,7 +124,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		// 2 GiB less 64 KiB: SQLite clamps larger sizes to its
 		// SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
 		mapped := slices.Concat(pragmas, []string{"mmap_size = 2147418112"})
-		s.w = newPool(1, func() (*conn, error) { return openConn(s.path, rw, mapped) })
+		// The writer reads with pread into its own page cache, which its
+		// commits do not invalidate: it touches few pages (the right edge
+		// of the b-tree, the entities it rewrites), and a map of the file
+		// only added every page a bulk load touched to the resident set.
+		s.w = newPool(1, func() (*conn, error) {
+			return openConn(s.path, rw, slices.Concat(pragmas, []string{"cache_size = -16000"}))
+		})
 		s.r = newPool(mappedReaders, func() (*conn, error) {
 			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
 		})
