@@ -160,7 +160,7 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 			examined++
 			if examined > ScanBudget {
 				// The first row past the budget: the next page starts
-				// here, as the service's continues after its time limit.
+				// here, as the service continues a page cut at its time limit.
 				res.Next = &Key{fromSortKey(rows.Text(0)), fromSortKey(rows.Text(1))}
 				break
 			}
