@@ -109,6 +109,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 	}
 	single := len(group) == 1
 	ok := 0
+	tablesChanged := false
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -121,10 +122,12 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 				continue
 			}
 		}
-		r.err, r.pan = runClosure(&Tx{s: s, c: c, ctx: r.ctx}, r.fn)
+		tx := &Tx{s: s, c: c, ctx: r.ctx}
+		r.err, r.pan = runClosure(tx, r.fn)
 		switch {
 		case r.err == nil && r.pan == nil:
 			ok++
+			tablesChanged = tablesChanged || tx.tablesChanged
 			if !single {
 				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
 					r.err = err
@@ -150,7 +153,13 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		c.exec(bg, "ROLLBACK")
 		return
 	}
-	if _, err := c.exec(bg, "COMMIT"); err != nil {
+	_, err := c.exec(bg, "COMMIT")
+	if tablesChanged {
+		// Retire the table cache before any writer is answered (even
+		// when COMMIT failed: retiring too often is harmless).
+		s.tables.gen.Add(1)
+	}
+	if err != nil {
 		// A failed COMMIT (an I/O error) may leave the transaction open;
 		// end it so the next group starts clean.
 		c.exec(bg, "ROLLBACK")

@@ -73,6 +73,7 @@ type Store struct {
 	// largestGroup is the most closures one commit has carried (tests).
 	largestGroup atomic.Int64
 	autoIdx      autoIndexes
+	tables       tableCache
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (PROTOCOL.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -252,6 +253,12 @@ type Tx struct {
 	s   *Store
 	c   *conn
 	ctx context.Context
+	// reader: a View transaction, which may use the table cache;
+	// tablesGen is the cache generation read before its snapshot began.
+	reader    bool
+	tablesGen uint64
+	// tablesChanged: this write transaction created or deleted a table.
+	tablesChanged bool
 }
 
 // exec runs SQL and returns how many rows it changed.
@@ -301,13 +308,14 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 		return err
 	}
 	defer p.put(c)
+	gen := s.tables.gen.Load() // before the snapshot: see tableCache
 	if _, err := c.exec(ctx, "BEGIN"); err != nil {
 		return err
 	}
 	// Read-only: ROLLBACK ends the snapshot whatever fn did, and runs
 	// even if fn panics, so the connection goes back to the pool clean.
 	defer c.exec(context.Background(), "ROLLBACK")
-	return fn(&Tx{s: s, c: c, ctx: ctx})
+	return fn(&Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen})
 }
 
 // (Update, which groups commits, is in commit.go.)

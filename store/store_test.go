@@ -332,3 +332,65 @@ func TestViewPoint(t *testing.T) {
 		}
 	}
 }
+
+// TestTableCache checks that readers never see a table lookup older than
+// the last acknowledged create or delete, across delete, recreate under the
+// same name in another case, and a write that failed after creating.
+func TestTableCache(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	lookup := func() (Table, error) {
+		var tb Table
+		err := s.ViewPoint(ctx, func(tx *Tx) error {
+			var err error
+			tb, err = tx.GetTable("a", "Cached")
+			return err
+		})
+		return tb, err
+	}
+	create := func(name string) Table {
+		var tb Table
+		if err := s.Update(ctx, func(tx *Tx) error {
+			var err error
+			tb, err = tx.CreateTable("a", name)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	first := create("cached")
+	for range 2 { // the second lookup comes from the cache
+		if got, err := lookup(); err != nil || got != first {
+			t.Fatalf("lookup: %+v %v, want %+v", got, err, first)
+		}
+	}
+	if err := s.Update(ctx, func(tx *Tx) error { return tx.DeleteTable("a", "CACHED") }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := lookup(); !errors.Is(err, ErrTableNotFound) {
+		t.Fatalf("after delete: %+v %v", got, err)
+	}
+	second := create("CACHED")
+	for range 2 {
+		if got, err := lookup(); err != nil || got != second {
+			t.Fatalf("after recreate: %+v %v, want %+v", got, err, second)
+		}
+	}
+	// A write transaction sees its own delete, whatever readers cached.
+	err := s.Update(ctx, func(tx *Tx) error {
+		if err := tx.DeleteTable("a", "cached"); err != nil {
+			return err
+		}
+		if _, err := tx.GetTable("a", "cached"); !errors.Is(err, ErrTableNotFound) {
+			t.Errorf("inside the deleting write: %v", err)
+		}
+		return errors.New("roll back")
+	})
+	if err == nil {
+		t.Fatal("the write did not fail")
+	}
+	if got, err := lookup(); err != nil || got != second {
+		t.Fatalf("after a rolled-back delete: %+v %v, want %+v", got, err, second)
+	}
+}

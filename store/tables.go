@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
@@ -29,19 +31,69 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	if err != nil {
 		return Table{}, err
 	}
+	tx.tablesChanged = true
 	return Table{ID: id, Account: account, Name: name}, nil
 }
 
 // GetTable finds a table by name, in any case; ErrTableNotFound if absent.
 func (tx *Tx) GetTable(account, name string) (Table, error) {
+	lname := strings.ToLower(name)
+	if tx.reader {
+		if t, ok := tx.s.tables.get(account, lname); ok {
+			return t, nil
+		}
+	}
 	t := Table{Account: account}
 	err := tx.queryRow(
 		`SELECT id, name FROM tables WHERE account = ? AND lname = ?`,
-		account, strings.ToLower(name)).Scan(&t.ID, &t.Name)
+		account, lname).Scan(&t.ID, &t.Name)
 	if errors.Is(err, errNoRows) {
 		return Table{}, ErrTableNotFound
 	}
+	if err == nil && tx.reader {
+		tx.s.tables.put(account, lname, t, tx.tablesGen)
+	}
 	return t, err
+}
+
+// tableCache remembers the tables readers have looked up: every request
+// names its table, and the lookup was a tenth of a point read. An entry
+// holds the generation of table changes its reader's snapshot saw, read
+// before the snapshot began; a commit that creates or deletes a table
+// advances the generation before its writers are answered (commit.go),
+// which retires every entry. Write transactions never use the cache: they
+// must see their own uncommitted creates and deletes.
+type tableCache struct {
+	gen atomic.Uint64
+	mu  sync.Mutex
+	m   map[string]cachedTable // account + "\x00" + lower-case name
+}
+
+type cachedTable struct {
+	t   Table
+	gen uint64
+}
+
+// maxCachedTables bounds the cache; past it, it starts again empty.
+const maxCachedTables = 10_000
+
+func (c *tableCache) get(account, lname string) (Table, bool) {
+	c.mu.Lock()
+	e, ok := c.m[account+"\x00"+lname]
+	c.mu.Unlock()
+	if !ok || e.gen != c.gen.Load() {
+		return Table{}, false
+	}
+	return e.t, true
+}
+
+func (c *tableCache) put(account, lname string, t Table, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedTables {
+		c.m = map[string]cachedTable{}
+	}
+	c.m[account+"\x00"+lname] = cachedTable{t, gen}
 }
 
 // DeleteTable deletes a table and all its entities; ErrTableNotFound if
@@ -58,6 +110,7 @@ func (tx *Tx) DeleteTable(account, name string) error {
 		return err
 	}
 	_, err = tx.exec(`DELETE FROM tables WHERE id = ?`, t.ID)
+	tx.tablesChanged = true
 	return err
 }
 
