@@ -417,15 +417,14 @@ func (p *pool) get() (*conn, error) {
 
 func (p *pool) put(c *conn) { p.idle <- c }
 
-// closeIdle closes every connection not in use (at Close, all of them).
-func (p *pool) closeIdle() {
-	for {
+// closeAll closes every connection the pool opened, waiting for those in
+// use to be returned.
+func (p *pool) closeAll() {
+	for range cap(p.sem) {
 		select {
+		case <-p.sem: // never opened
 		case c := <-p.idle:
 			c.close()
-			p.sem <- struct{}{}
-		default:
-			return
 		}
 	}
 }

@@ -170,13 +170,7 @@ func (s *Store) Close() error {
 		pools = append(pools, s.r, s.rp)
 	}
 	for _, p := range pools {
-		for range cap(p.sem) {
-			select {
-			case <-p.sem: // never opened
-			case c := <-p.idle:
-				c.close()
-			}
-		}
+		p.closeAll()
 	}
 	return nil
 }

@@ -203,13 +203,20 @@ type objWriter struct {
 	more bool
 }
 
-func (w *objWriter) key(name string) {
+func (w *objWriter) key(name string) { w.keySuffixed(name, "") }
+
+// annotationKey writes the key "<name>@odata.type".
+func (w *objWriter) annotationKey(name string) { w.keySuffixed(name, typeSuffix) }
+
+// keySuffixed writes the key name+suffix; suffix needs no escaping.
+func (w *objWriter) keySuffixed(name, suffix string) {
 	if w.more {
 		w.b = append(w.b, ',')
 	}
 	w.more = true
 	w.b = append(w.b, '"')
 	w.b = appendName(w.b, name)
+	w.b = append(w.b, suffix...)
 	w.b = append(w.b, '"', ':')
 }
 
@@ -223,17 +230,6 @@ func appendName(b []byte, name string) []byte {
 		}
 	}
 	return append(b, name...)
-}
-
-// annotationKey writes the key "<name>@odata.type".
-func (w *objWriter) annotationKey(name string) {
-	if w.more {
-		w.b = append(w.b, ',')
-	}
-	w.more = true
-	w.b = append(w.b, '"')
-	w.b = appendName(w.b, name)
-	w.b = append(w.b, typeSuffix+`":`...)
 }
 
 // system writes PartitionKey, RowKey or Timestamp. Keys are never
