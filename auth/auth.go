@@ -6,7 +6,7 @@
 // account's keys and (for stored access policies) a lookup callback, and asks
 // the Grant about each operation it is about to run.
 //
-// Every refusal is an *apierr.Error. Outcomes follow PROTOCOL.md 0.1 and 9.8;
+// Every refusal is an *tableemu.Error. Outcomes follow PROTOCOL.md 0.1 and 9.8;
 // where that leaves a choice open the decision and its evidence are noted at
 // the place it is made.
 package auth
@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // BearerChallenge is the WWW-Authenticate value to send with a 401
@@ -107,7 +107,7 @@ func Authenticate(req *Request, acct *Account, opts VerifyOptions) (*Grant, erro
 	sas, hasSAS := ParseSAS(req.Query)
 	switch {
 	case hasAuth && hasSAS:
-		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail(
+		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail(
 			"Ambiguous authentication scheme credentials provided. Request contains authentication credentials for signed access and authenticated access.")
 	case hasSAS:
 		return sas.Verify(req, acct, opts)
@@ -188,8 +188,8 @@ func decodeSignature(sig string) ([]byte, bool) {
 
 // authFailed is 403 AuthenticationFailed with a detail for the XML
 // AuthenticationErrorDetail element and logs (PROTOCOL.md 9.8).
-func authFailed(format string, args ...any) *apierr.Error {
-	return apierr.New(apierr.AuthenticationFailed).WithDetail(format, args...)
+func authFailed(format string, args ...any) *tableemu.Error {
+	return tableemu.New(tableemu.AuthenticationFailed).WithDetail(format, args...)
 }
 
 // rfc1123 formats t as the service does in authentication details

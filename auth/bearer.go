@@ -8,7 +8,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // Bearer tokens for --oauth basic. tableemu checks what Azurite's "basic"
@@ -87,7 +87,7 @@ func IsBearer(h http.Header) bool {
 // distinguish versions here.
 func VerifyBearer(req *Request, acct *Account) (*Grant, error) {
 	if !IsBearer(req.Header) {
-		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("not a Bearer authorization header")
+		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("not a Bearer authorization header")
 	}
 	if !req.Secure {
 		return nil, authFailed("Authentication scheme Bearer is not allowed with HTTP.")

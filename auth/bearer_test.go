@@ -7,7 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // mintToken signs claims with a throwaway HMAC key: tableemu does not
@@ -77,27 +77,27 @@ func TestVerifyBearer(t *testing.T) {
 		name   string
 		auth   string
 		secure bool
-		code   apierr.Code
+		code   tableemu.Code
 	}{
-		{"over HTTP", "Bearer " + mintToken(t, goodClaims()), false, apierr.AuthenticationFailed},
-		{"expired", "Bearer " + mintToken(t, with("exp", testNow.Add(-time.Second).Unix())), true, apierr.AuthenticationFailed},
-		{"exactly at exp", "Bearer " + mintToken(t, with("exp", testNow.Unix())), true, apierr.AuthenticationFailed},
-		{"not yet valid", "Bearer " + mintToken(t, with("nbf", testNow.Add(time.Minute).Unix())), true, apierr.AuthenticationFailed},
-		{"no exp", "Bearer " + mintToken(t, with("exp", nil)), true, apierr.AuthenticationFailed},
-		{"no nbf", "Bearer " + mintToken(t, with("nbf", nil)), true, apierr.AuthenticationFailed},
-		{"no iat", "Bearer " + mintToken(t, with("iat", nil)), true, apierr.AuthenticationFailed},
-		{"exp not a number", "Bearer " + mintToken(t, with("exp", "tomorrow")), true, apierr.AuthenticationFailed},
-		{"foreign issuer", "Bearer " + mintToken(t, with("iss", "https://accounts.google.com")), true, apierr.AuthenticationFailed},
-		{"issuer look-alike", "Bearer " + mintToken(t, with("iss", "https://sts.windows.net.evil.example/")), true, apierr.AuthenticationFailed},
-		{"no issuer", "Bearer " + mintToken(t, with("iss", nil)), true, apierr.AuthenticationFailed},
-		{"key vault audience", "Bearer " + mintToken(t, with("aud", "https://vault.azure.net")), true, apierr.AuthenticationFailed},
-		{"another account's endpoint", "Bearer " + mintToken(t, with("aud", "https://other.table.core.windows.net")), true, apierr.AuthenticationFailed},
-		{"blob endpoint", "Bearer " + mintToken(t, with("aud", "https://devstoreaccount1.blob.core.windows.net")), true, apierr.AuthenticationFailed},
-		{"no audience", "Bearer " + mintToken(t, with("aud", nil)), true, apierr.AuthenticationFailed},
-		{"not a JWT", "Bearer not.a.jwt", true, apierr.AuthenticationFailed},
-		{"two segments", "Bearer abc.def", true, apierr.AuthenticationFailed},
-		{"empty token", "Bearer ", true, apierr.AuthenticationFailed},
-		{"other scheme", "SharedKey devstoreaccount1:abc", true, apierr.InvalidAuthenticationInfo},
+		{"over HTTP", "Bearer " + mintToken(t, goodClaims()), false, tableemu.AuthenticationFailed},
+		{"expired", "Bearer " + mintToken(t, with("exp", testNow.Add(-time.Second).Unix())), true, tableemu.AuthenticationFailed},
+		{"exactly at exp", "Bearer " + mintToken(t, with("exp", testNow.Unix())), true, tableemu.AuthenticationFailed},
+		{"not yet valid", "Bearer " + mintToken(t, with("nbf", testNow.Add(time.Minute).Unix())), true, tableemu.AuthenticationFailed},
+		{"no exp", "Bearer " + mintToken(t, with("exp", nil)), true, tableemu.AuthenticationFailed},
+		{"no nbf", "Bearer " + mintToken(t, with("nbf", nil)), true, tableemu.AuthenticationFailed},
+		{"no iat", "Bearer " + mintToken(t, with("iat", nil)), true, tableemu.AuthenticationFailed},
+		{"exp not a number", "Bearer " + mintToken(t, with("exp", "tomorrow")), true, tableemu.AuthenticationFailed},
+		{"foreign issuer", "Bearer " + mintToken(t, with("iss", "https://accounts.google.com")), true, tableemu.AuthenticationFailed},
+		{"issuer look-alike", "Bearer " + mintToken(t, with("iss", "https://sts.windows.net.evil.example/")), true, tableemu.AuthenticationFailed},
+		{"no issuer", "Bearer " + mintToken(t, with("iss", nil)), true, tableemu.AuthenticationFailed},
+		{"key vault audience", "Bearer " + mintToken(t, with("aud", "https://vault.azure.net")), true, tableemu.AuthenticationFailed},
+		{"another account's endpoint", "Bearer " + mintToken(t, with("aud", "https://other.table.core.windows.net")), true, tableemu.AuthenticationFailed},
+		{"blob endpoint", "Bearer " + mintToken(t, with("aud", "https://devstoreaccount1.blob.core.windows.net")), true, tableemu.AuthenticationFailed},
+		{"no audience", "Bearer " + mintToken(t, with("aud", nil)), true, tableemu.AuthenticationFailed},
+		{"not a JWT", "Bearer not.a.jwt", true, tableemu.AuthenticationFailed},
+		{"two segments", "Bearer abc.def", true, tableemu.AuthenticationFailed},
+		{"empty token", "Bearer ", true, tableemu.AuthenticationFailed},
+		{"other scheme", "SharedKey devstoreaccount1:abc", true, tableemu.InvalidAuthenticationInfo},
 	}
 	for _, tc := range refused {
 		t.Run("refuse/"+tc.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // FuzzSAS feeds arbitrary query strings and Authorization headers to
@@ -22,7 +22,7 @@ import (
 //     check written here: the signature recomputed from the presented
 //     fields by this file's own string-to-sign, the time window, the
 //     services, and permissions no wider than those signed or stored;
-//   - every refusal is an *apierr.Error with a code from the table.
+//   - every refusal is an *tableemu.Error with a code from the table.
 //
 // Bearer tokens are only checked for panics and for refusal over HTTP: by
 // design (--oauth basic, as Azurite) an unsigned token with the right
@@ -120,9 +120,9 @@ func TestFuzzSASSeedsAreGranted(t *testing.T) {
 
 func wantCoded(t *testing.T, err error) {
 	t.Helper()
-	var e *apierr.Error
-	if !errors.As(err, &e) || !apierr.Known(e.Code) || e.Status != apierr.New(e.Code).Status {
-		t.Fatalf("refusal %v is not a coded apierr.Error", err)
+	var e *tableemu.Error
+	if !errors.As(err, &e) || !tableemu.Known(e.Code) || e.Status != tableemu.New(e.Code).Status {
+		t.Fatalf("refusal %v is not a coded tableemu.Error", err)
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Op is a Table service operation, the unit SAS permissions are granted in.
@@ -150,8 +150,8 @@ func (g *Grant) InRange(pk, rk string) bool { return g.keys.Contains(pk, rk) }
 // unconfirmed on the live service (PROTOCOL.md 9.6 "403 ⚠"); the SAS error
 // table files scope refusals other than permission, service, resource type,
 // IP and protocol under AuthorizationFailure.
-func OutOfRange() *apierr.Error {
-	return apierr.New(apierr.AuthorizationFailure).WithDetail("The entity is outside the key range of the shared access signature.")
+func OutOfRange() *tableemu.Error {
+	return tableemu.New(tableemu.AuthorizationFailure).WithDetail("The entity is outside the key range of the shared access signature.")
 }
 
 // Allow reports whether the grant permits op on table ("" for service-level
@@ -182,7 +182,7 @@ func (g *Grant) Allow(op Op, table string) error {
 	case AccountSASGrant:
 		return g.allowAccount(op)
 	}
-	return apierr.New(apierr.AuthorizationFailure).WithDetail("auth: empty grant")
+	return tableemu.New(tableemu.AuthorizationFailure).WithDetail("auth: empty grant")
 }
 
 // servicePerms: the sp letters each entity operation needs, all of them
@@ -205,13 +205,13 @@ func (g *Grant) allowService(op Op, table string) error {
 	}
 	need, ok := servicePerms[op]
 	if !ok {
-		return apierr.New(apierr.AuthorizationFailure).WithDetail("A service SAS cannot authorize %s.", op)
+		return tableemu.New(tableemu.AuthorizationFailure).WithDetail("A service SAS cannot authorize %s.", op)
 	}
 	if !strings.EqualFold(table, g.Table) {
-		return apierr.New(apierr.AuthorizationFailure).WithDetail("The SAS is for table '%s', not '%s'.", g.Table, table)
+		return tableemu.New(tableemu.AuthorizationFailure).WithDetail("The SAS is for table '%s', not '%s'.", g.Table, table)
 	}
 	if !hasAll(g.Permissions, need) {
-		return apierr.New(apierr.AuthorizationPermissionMismatch).WithDetail("%s needs permission '%s'; the SAS grants '%s'.", op, need, g.Permissions)
+		return tableemu.New(tableemu.AuthorizationPermissionMismatch).WithDetail("%s needs permission '%s'; the SAS grants '%s'.", op, need, g.Permissions)
 	}
 	return nil
 }
@@ -258,17 +258,17 @@ func (g *Grant) allowAccount(op Op) error {
 		// Table ACLs: "Account SAS does not enable access to permission
 		// related operations including Set Table ACL" (Azure Storage team
 		// blog, 2016-01-12); Get Table ACL is refused alike (PROTOCOL.md 3.4).
-		return apierr.New(apierr.AuthorizationFailure).WithDetail("An account SAS cannot authorize %s.", op)
+		return tableemu.New(tableemu.AuthorizationFailure).WithDetail("An account SAS cannot authorize %s.", op)
 	}
 	if strings.IndexByte(g.ResourceTypes, rule.resource) < 0 {
-		return apierr.New(apierr.AuthorizationResourceTypeMismatch).WithDetail("%s needs signed resource type '%c'; the SAS grants '%s'.", op, rule.resource, g.ResourceTypes)
+		return tableemu.New(tableemu.AuthorizationResourceTypeMismatch).WithDetail("%s needs signed resource type '%c'; the SAS grants '%s'.", op, rule.resource, g.ResourceTypes)
 	}
 	for _, set := range rule.perms {
 		if hasAll(g.Permissions, set) {
 			return nil
 		}
 	}
-	return apierr.New(apierr.AuthorizationPermissionMismatch).WithDetail("%s needs permission '%s'; the SAS grants '%s'.", op, strings.Join(rule.perms, "' or '"), g.Permissions)
+	return tableemu.New(tableemu.AuthorizationPermissionMismatch).WithDetail("%s needs permission '%s'; the SAS grants '%s'.", op, strings.Join(rule.perms, "' or '"), g.Permissions)
 }
 
 func hasAll(have, need string) bool {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 func TestOpString(t *testing.T) {
@@ -80,26 +80,26 @@ func TestServiceSASPermissions(t *testing.T) {
 			err := g.Allow(op, "mytable")
 			switch {
 			case need == "-":
-				wantErr(t, err, apierr.AuthorizationFailure)
+				wantErr(t, err, tableemu.AuthorizationFailure)
 			case hasAll(perms, need):
 				if err != nil {
 					t.Errorf("sp=%q %s: %v", perms, op, err)
 				}
 			default:
-				wantErr(t, err, apierr.AuthorizationPermissionMismatch)
+				wantErr(t, err, tableemu.AuthorizationPermissionMismatch)
 			}
 		}
 	}
 	// Another table is refused whatever the permissions; case does not matter.
 	g := &Grant{Kind: ServiceSASGrant, Table: "MyTable", Permissions: "raud"}
-	wantErr(t, g.Allow(QueryEntities, "OtherTable"), apierr.AuthorizationFailure)
-	wantErr(t, g.Allow(Batch, "OtherTable"), apierr.AuthorizationFailure)
+	wantErr(t, g.Allow(QueryEntities, "OtherTable"), tableemu.AuthorizationFailure)
+	wantErr(t, g.Allow(Batch, "OtherTable"), tableemu.AuthorizationFailure)
 	if err := g.Allow(InsertOrMergeEntity, "MYTABLE"); err != nil {
 		t.Error(err)
 	}
 	// Upserts need both a and u.
-	wantErr(t, (&Grant{Kind: ServiceSASGrant, Table: "t", Permissions: "a"}).Allow(InsertOrReplaceEntity, "t"), apierr.AuthorizationPermissionMismatch)
-	wantErr(t, (&Grant{Kind: ServiceSASGrant, Table: "t", Permissions: "u"}).Allow(InsertOrMergeEntity, "t"), apierr.AuthorizationPermissionMismatch)
+	wantErr(t, (&Grant{Kind: ServiceSASGrant, Table: "t", Permissions: "a"}).Allow(InsertOrReplaceEntity, "t"), tableemu.AuthorizationPermissionMismatch)
+	wantErr(t, (&Grant{Kind: ServiceSASGrant, Table: "t", Permissions: "u"}).Allow(InsertOrMergeEntity, "t"), tableemu.AuthorizationPermissionMismatch)
 }
 
 // accountNeeds is PROTOCOL.md 9.7 (current DOC page) written out again:
@@ -140,11 +140,11 @@ func TestAccountSASPermissions(t *testing.T) {
 				need := accountNeeds[op]
 				err := g.Allow(op, "t")
 				if need.srt == "-" {
-					wantErr(t, err, apierr.AuthorizationFailure)
+					wantErr(t, err, tableemu.AuthorizationFailure)
 					continue
 				}
 				if need.srt != "" && !strings.Contains(srt, need.srt) {
-					wantErr(t, err, apierr.AuthorizationResourceTypeMismatch)
+					wantErr(t, err, tableemu.AuthorizationResourceTypeMismatch)
 					continue
 				}
 				allowed := false
@@ -156,7 +156,7 @@ func TestAccountSASPermissions(t *testing.T) {
 						t.Errorf("srt=%s sp=%s %s: %v", srt, sp, op, err)
 					}
 				} else {
-					wantErr(t, err, apierr.AuthorizationPermissionMismatch)
+					wantErr(t, err, tableemu.AuthorizationPermissionMismatch)
 				}
 			}
 		}
@@ -164,7 +164,7 @@ func TestAccountSASPermissions(t *testing.T) {
 	// Live: GET /Tables with srt=s is a resource-type mismatch
 	// (microsoft/AzureStorageExplorer#6203).
 	g := &Grant{Kind: AccountSASGrant, ResourceTypes: "s", Permissions: "rwdlacupiyx"}
-	wantErr(t, g.Allow(QueryTables, ""), apierr.AuthorizationResourceTypeMismatch)
+	wantErr(t, g.Allow(QueryTables, ""), tableemu.AuthorizationResourceTypeMismatch)
 }
 
 func TestKeyRangeEdges(t *testing.T) {
@@ -221,7 +221,7 @@ func TestKeyRangeEdges(t *testing.T) {
 			}
 		}
 	}
-	wantErr(t, OutOfRange(), apierr.AuthorizationFailure)
+	wantErr(t, OutOfRange(), tableemu.AuthorizationFailure)
 }
 
 // The key range arrives through the SAS query string.
@@ -245,5 +245,5 @@ func TestKeyRangeFromSAS(t *testing.T) {
 	q := serviceSAS(devKey, "devstoreaccount1", f, false)
 	q.Del("epk")
 	s, _ := ParseSAS(q)
-	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // The development account (PROTOCOL.md 9.1) plus a second key.
@@ -41,20 +41,20 @@ func hmacB64(key []byte, s string) string {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// wantErr asserts err is an *apierr.Error with code (and its table status).
-func wantErr(t *testing.T, err error, code apierr.Code) *apierr.Error {
+// wantErr asserts err is an *tableemu.Error with code (and its table status).
+func wantErr(t *testing.T, err error, code tableemu.Code) *tableemu.Error {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("got no error, want %s", code)
 	}
-	var e *apierr.Error
+	var e *tableemu.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T) is not *apierr.Error", err, err)
+		t.Fatalf("error %v (%T) is not *tableemu.Error", err, err)
 	}
 	if e.Code != code {
 		t.Fatalf("code = %s (%v), want %s", e.Code, e, code)
 	}
-	if want := apierr.New(code).Status; e.Status != want {
+	if want := tableemu.New(code).Status; e.Status != want {
 		t.Fatalf("status = %d, want %d", e.Status, want)
 	}
 	return e

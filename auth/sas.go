@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // SAS is a shared access signature as found in a query string (PROTOCOL.md
@@ -300,7 +300,7 @@ func (s *SAS) verifyAccount(req *Request, acct *Account, opts VerifyOptions) (*G
 		return nil, err
 	}
 	if !strings.Contains(services, "t") {
-		return nil, apierr.New(apierr.AuthorizationServiceMismatch).WithDetail("The SAS grants services '%s', which do not include the Table service (t).", s.Services)
+		return nil, tableemu.New(tableemu.AuthorizationServiceMismatch).WithDetail("The SAS grants services '%s', which do not include the Table service (t).", s.Services)
 	}
 	return &Grant{
 		Kind:          AccountSASGrant,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 const isoZ = "2006-01-02T15:04:05Z"
@@ -39,12 +39,12 @@ func TestGoldenAccountSAS(t *testing.T) {
 	if err := g.Allow(GetServiceProperties, ""); err != nil {
 		t.Error(err)
 	}
-	wantErr(t, g.Allow(SetServiceProperties, ""), apierr.AuthorizationPermissionMismatch)
-	wantErr(t, g.Allow(QueryEntities, "t"), apierr.AuthorizationResourceTypeMismatch)
+	wantErr(t, g.Allow(SetServiceProperties, ""), tableemu.AuthorizationPermissionMismatch)
+	wantErr(t, g.Allow(QueryEntities, "t"), tableemu.AuthorizationResourceTypeMismatch)
 
 	// spr=https over HTTP: refused, unless --loose.
 	req.Secure = false
-	e := wantErr(t, sidecar(s.Verify(req, acct, VerifyOptions{})), apierr.AuthorizationProtocolMismatch)
+	e := wantErr(t, sidecar(s.Verify(req, acct, VerifyOptions{})), tableemu.AuthorizationProtocolMismatch)
 	if !strings.Contains(e.Message, "--loose") {
 		t.Errorf("message %q does not name --loose", e.Message)
 	}
@@ -54,7 +54,7 @@ func TestGoldenAccountSAS(t *testing.T) {
 	q.Set("sp", "rw")
 	s, _ = ParseSAS(q)
 	req.Secure = true
-	e = wantErr(t, sidecar(s.Verify(req, acct, VerifyOptions{})), apierr.AuthenticationFailed)
+	e = wantErr(t, sidecar(s.Verify(req, acct, VerifyOptions{})), tableemu.AuthenticationFailed)
 	if want := "Signature did not match. String to sign used was myAccountName\nrw\nt\ns\n2021-09-08T14:30:00Z\n"; !strings.HasPrefix(e.Detail, want) {
 		t.Errorf("detail %q", e.Detail)
 	}
@@ -81,7 +81,7 @@ func TestGoldenServiceSAS(t *testing.T) {
 	}
 	// After expiry.
 	req.Now = time.Date(2023, 11, 8, 16, 4, 5, 0, time.UTC)
-	e := wantErr(t, sidecar(s.Verify(req, acct, VerifyOptions{})), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(s.Verify(req, acct, VerifyOptions{})), tableemu.AuthenticationFailed)
 	want := "Signature not valid in the specified time frame: Start [Wed, 08 Nov 2023 15:04:05 GMT] - Expiry [Wed, 08 Nov 2023 16:04:05 GMT] - Current [Wed, 08 Nov 2023 16:04:05 GMT]"
 	if e.Detail != want {
 		t.Errorf("detail %q\nwant   %q", e.Detail, want)
@@ -96,7 +96,7 @@ func TestParseSAS(t *testing.T) {
 	if !found {
 		t.Fatal("empty sig is still a SAS")
 	}
-	wantErr(t, sidecar(s.Verify(sasRequest(s.q, true), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(s.Verify(sasRequest(s.q, true), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 }
 
 // baseService is a valid service SAS at testNow.
@@ -148,7 +148,7 @@ func TestServiceSASOldVersions(t *testing.T) {
 	// Too old.
 	q := url.Values{"sv": {"2011-08-18"}, "tn": {"t"}, "sp": {"r"}, "se": {se}, "sig": {hmacB64(devKey, "x")}}
 	s, _ := ParseSAS(q)
-	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 }
 
 func TestSASTimeFormats(t *testing.T) {
@@ -174,11 +174,11 @@ func TestSASTimeFormats(t *testing.T) {
 		if tc.ok {
 			wantOK(t, g, err)
 		} else {
-			wantErr(t, err, apierr.AuthenticationFailed)
+			wantErr(t, err, tableemu.AuthenticationFailed)
 		}
 	}
 	// Start after expiry has its own detail.
-	e := wantErr(t, sidecar(verifyService(t, copyFields(baseService, "st", "2024-05-07", "se", "2024-05-06"), VerifyOptions{})), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(verifyService(t, copyFields(baseService, "st", "2024-05-07", "se", "2024-05-06"), VerifyOptions{})), tableemu.AuthenticationFailed)
 	if !strings.HasPrefix(e.Detail, "Signed expiry time [Mon, 06 May 2024 00:00:00 GMT] has to be after signed start time [Tue, 07 May 2024 00:00:00 GMT]") {
 		t.Errorf("detail %q", e.Detail)
 	}
@@ -216,13 +216,13 @@ func TestSASSourceIP(t *testing.T) {
 			wantOK(t, g, err)
 			continue
 		}
-		e := wantErr(t, err, apierr.AuthorizationSourceIPMismatch)
+		e := wantErr(t, err, tableemu.AuthorizationSourceIPMismatch)
 		if tc.remote != "" && !strings.Contains(e.Message, "source IP "+netip.MustParseAddr(tc.remote).Unmap().String()) {
 			t.Errorf("message %q", e.Message)
 		}
 	}
 	for _, bad := range []string{"10.1.2", "10.1.2.9-10.1.2.3", "10.1.2.3-::1", "any"} {
-		wantErr(t, sidecar(verifyService(t, copyFields(baseService, "sip", bad), VerifyOptions{})), apierr.AuthenticationFailed)
+		wantErr(t, sidecar(verifyService(t, copyFields(baseService, "sip", bad), VerifyOptions{})), tableemu.AuthenticationFailed)
 	}
 }
 
@@ -230,14 +230,14 @@ func TestSASProtocol(t *testing.T) {
 	for _, tc := range []struct {
 		spr           string
 		secure, loose bool
-		code          apierr.Code // "" = allowed
+		code          tableemu.Code // "" = allowed
 	}{
 		{"https", true, false, ""},
-		{"https", false, false, apierr.AuthorizationProtocolMismatch},
+		{"https", false, false, tableemu.AuthorizationProtocolMismatch},
 		{"https", false, true, ""},
 		{"https,http", false, false, ""},
 		{"", false, false, ""},
-		{"http", true, false, apierr.AuthenticationFailed},
+		{"http", true, false, tableemu.AuthenticationFailed},
 	} {
 		f := copyFields(baseService, "spr", tc.spr)
 		q := serviceSAS(devKey, "devstoreaccount1", f, false)
@@ -265,14 +265,14 @@ func TestServiceSASMalformed(t *testing.T) {
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {
-			wantErr(t, sidecar(verifyService(t, f, VerifyOptions{})), apierr.AuthenticationFailed)
+			wantErr(t, sidecar(verifyService(t, f, VerifyOptions{})), tableemu.AuthenticationFailed)
 		})
 	}
 	// Present but empty optional fields.
 	q := serviceSAS(devKey, "devstoreaccount1", baseService, false)
 	q["si"] = []string{""}
 	s, _ := ParseSAS(q)
-	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 	if e.Detail != "si is optional but cannot be empty" {
 		t.Errorf("detail %q", e.Detail)
 	}
@@ -281,7 +281,7 @@ func TestServiceSASMalformed(t *testing.T) {
 		q := serviceSAS(devKey, "devstoreaccount1", baseService, false)
 		q.Set("sig", sig)
 		s, _ := ParseSAS(q)
-		wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+		wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 	}
 	// A '+' that reached us as a space still verifies.
 	q = serviceSAS(devKey, "devstoreaccount1", baseService, false)
@@ -296,7 +296,7 @@ func TestServiceSASMalformed(t *testing.T) {
 func TestSASSignatureMismatch(t *testing.T) {
 	q := serviceSAS([]byte("not the key"), "devstoreaccount1", baseService, false)
 	s, _ := ParseSAS(q)
-	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 	want := "Signature did not match. String to sign used was raud\n" + baseService["st"] + "\n" + baseService["se"] +
 		"\n/table/devstoreaccount1/mytable\n\n\nhttps,http\n2019-02-02\n\n\n\n"
 	if e.Detail != want {
@@ -306,7 +306,7 @@ func TestSASSignatureMismatch(t *testing.T) {
 	q = serviceSAS(devKey, "devstoreaccount1", baseService, false)
 	q.Set("tn", "othertable")
 	s, _ = ParseSAS(q)
-	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 }
 
 // The order of checks: signature, then time window, IP, protocol, then
@@ -316,27 +316,27 @@ func TestSASCheckOrder(t *testing.T) {
 	// Wrong key and everything else wrong: the signature decides.
 	q := serviceSAS([]byte("bad"), "devstoreaccount1", expired, false)
 	s, _ := ParseSAS(q)
-	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 	if !strings.HasPrefix(e.Detail, "Signature did not match") {
 		t.Errorf("detail %q", e.Detail)
 	}
 	// Good key: the time window next.
-	e = wantErr(t, sidecar(verifyService(t, expired, VerifyOptions{})), apierr.AuthenticationFailed)
+	e = wantErr(t, sidecar(verifyService(t, expired, VerifyOptions{})), tableemu.AuthenticationFailed)
 	if !strings.HasPrefix(e.Detail, "Signature not valid in the specified time frame") {
 		t.Errorf("detail %q", e.Detail)
 	}
 	// In time: IP before protocol.
 	inTime := copyFields(expired, "st", baseService["st"], "se", baseService["se"])
-	wantErr(t, sidecar(verifyService(t, inTime, VerifyOptions{})), apierr.AuthorizationSourceIPMismatch)
-	wantErr(t, sidecar(verifyService(t, copyFields(inTime, "sip", ""), VerifyOptions{})), apierr.AuthorizationProtocolMismatch)
+	wantErr(t, sidecar(verifyService(t, inTime, VerifyOptions{})), tableemu.AuthorizationSourceIPMismatch)
+	wantErr(t, sidecar(verifyService(t, copyFields(inTime, "sip", ""), VerifyOptions{})), tableemu.AuthorizationProtocolMismatch)
 
 	// Account SAS: protocol before service.
 	f := map[string]string{"sv": "2019-02-02", "ss": "bq", "srt": "sco", "sp": "rwdlacu",
 		"se": baseService["se"], "spr": "https"}
 	q = accountSAS(devKey, "devstoreaccount1", f, false)
 	s, _ = ParseSAS(q)
-	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthorizationProtocolMismatch)
-	wantErr(t, sidecar(s.Verify(sasRequest(q, true), dev, VerifyOptions{})), apierr.AuthorizationServiceMismatch)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthorizationProtocolMismatch)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, true), dev, VerifyOptions{})), tableemu.AuthorizationServiceMismatch)
 }
 
 func TestStoredPolicy(t *testing.T) {
@@ -363,7 +363,7 @@ func TestStoredPolicy(t *testing.T) {
 	if g.Permissions != "ru" || !g.Expiry.Equal(testNow.Add(time.Hour)) {
 		t.Errorf("grant %+v", g)
 	}
-	wantErr(t, g.Allow(DeleteEntity, "mytable"), apierr.AuthorizationPermissionMismatch)
+	wantErr(t, g.Allow(DeleteEntity, "mytable"), tableemu.AuthorizationPermissionMismatch)
 	// The SAS supplies what the policy leaves out.
 	g = ok(t)(verifyService(t, si("noperm", "sp", "rd"), opts))
 	if g.Permissions != "rd" {
@@ -383,24 +383,24 @@ func TestStoredPolicy(t *testing.T) {
 	}
 	for name, f := range refusals {
 		t.Run(name, func(t *testing.T) {
-			wantErr(t, sidecar(verifyService(t, f, opts)), apierr.AuthenticationFailed)
+			wantErr(t, sidecar(verifyService(t, f, opts)), tableemu.AuthenticationFailed)
 		})
 	}
 	// No lookup at all: every si is unknown.
-	wantErr(t, sidecar(verifyService(t, si("full"), VerifyOptions{})), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(verifyService(t, si("full"), VerifyOptions{})), tableemu.AuthenticationFailed)
 
 	// Revocation: remove the policy and the same token stops working.
 	q := serviceSAS(devKey, "devstoreaccount1", si("full"), false)
 	s, _ := ParseSAS(q)
 	ok(t)(s.Verify(sasRequest(q, false), dev, opts))
 	delete(policies, "full")
-	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, opts)), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, opts)), tableemu.AuthenticationFailed)
 	if e.Detail != "SAS identifier cannot be found for specified signed identifier" {
 		t.Errorf("detail %q", e.Detail)
 	}
 	// Shortening the policy's expiry also revokes it.
 	policies["full"] = Policy{Expiry: testNow.Add(-time.Second), Permission: "r"}
-	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, opts)), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, opts)), tableemu.AuthenticationFailed)
 }
 
 func TestAccountSAS(t *testing.T) {
@@ -424,11 +424,11 @@ func TestAccountSAS(t *testing.T) {
 	q := accountSAS(devKey, "devstoreaccount1", copyFields(base, "sv", "2021-06-08"), true)
 	q.Set("ses", "other")
 	s, _ := ParseSAS(q)
-	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(s.Verify(sasRequest(q, false), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
 	// Letters in other orders are fine for an account SAS.
 	ok(t)(verify(copyFields(base, "ss", "tqfb", "srt", "osc", "sp", "lrx"), false))
 
-	wantErr(t, sidecar(verify(copyFields(base, "ss", "bq"), false)), apierr.AuthorizationServiceMismatch)
+	wantErr(t, sidecar(verify(copyFields(base, "ss", "bq"), false)), tableemu.AuthorizationServiceMismatch)
 	for name, f := range map[string]map[string]string{
 		"old sv":      copyFields(base, "sv", "2015-02-21"),
 		"ss repeated": copyFields(base, "ss", "tt"),
@@ -443,7 +443,7 @@ func TestAccountSAS(t *testing.T) {
 		"no srt (tn)": copyFields(base, "srt", "", "tn", ""),
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantErr(t, sidecar(verify(f, false)), apierr.AuthenticationFailed)
+			wantErr(t, sidecar(verify(f, false)), tableemu.AuthenticationFailed)
 		})
 	}
 }

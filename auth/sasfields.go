@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // SAS field parsing and the checks that follow the signature. A malformed
@@ -189,7 +189,7 @@ func checkIP(r ipRange, ip netip.Addr) error {
 		return nil
 	}
 	// The documented message names the address (PROTOCOL.md 8.3).
-	return apierr.Newf(apierr.AuthorizationSourceIPMismatch,
+	return tableemu.Newf(tableemu.AuthorizationSourceIPMismatch,
 		"This request is not authorized to perform this operation using this source IP %s.", ip.Unmap()).
 		WithDetail("The SAS allows %s.", r)
 }
@@ -224,7 +224,7 @@ func checkProtocol(httpsOnly, secure, loose bool) error {
 	if !httpsOnly || secure || loose {
 		return nil
 	}
-	return apierr.Newf(apierr.AuthorizationProtocolMismatch,
+	return tableemu.Newf(tableemu.AuthorizationProtocolMismatch,
 		"This request is not authorized to perform this operation using this protocol. "+
 			"The SAS allows HTTPS only (spr=https) and the request came over HTTP; "+
 			"serve HTTPS (--cert/--key) or start tableemu with --loose to accept it.").

@@ -17,7 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // captured is the part of an incoming request auth looks at.
@@ -223,8 +223,8 @@ func TestGoSDKAccountSAS(t *testing.T) {
 			t.Errorf("%s: %v", op, err)
 		}
 	}
-	wantErr(t, g.Allow(DeleteEntity, "t"), apierr.AuthorizationPermissionMismatch)
-	wantErr(t, g.Allow(GetServiceProperties, ""), apierr.AuthorizationResourceTypeMismatch)
+	wantErr(t, g.Allow(DeleteEntity, "t"), tableemu.AuthorizationPermissionMismatch)
+	wantErr(t, g.Allow(GetServiceProperties, ""), tableemu.AuthorizationResourceTypeMismatch)
 
 	svc, err := aztables.NewServiceClientWithSharedKey("http://127.0.0.1:10002/devstoreaccount1/", cred, nil)
 	if err != nil {
@@ -241,7 +241,7 @@ func TestGoSDKAccountSAS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ = ParseSAS(u.Query())
-	wantErr(t, sidecar(s.Verify(sasRequest(u.Query(), false), dev, VerifyOptions{})), apierr.AuthorizationProtocolMismatch)
+	wantErr(t, sidecar(s.Verify(sasRequest(u.Query(), false), dev, VerifyOptions{})), tableemu.AuthorizationProtocolMismatch)
 	ok(t)(s.Verify(sasRequest(u.Query(), false), dev, VerifyOptions{Loose: true}))
 	ok(t)(s.Verify(sasRequest(u.Query(), true), dev, VerifyOptions{}))
 }

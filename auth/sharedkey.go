@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // VerifySharedKey verifies an "Authorization: SharedKey acct:sig" or
@@ -33,9 +33,9 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	values := req.Header.Values("Authorization")
 	switch {
 	case len(values) == 0:
-		return nil, apierr.New(apierr.NoAuthenticationInformation)
+		return nil, tableemu.New(tableemu.NoAuthenticationInformation)
 	case len(values) > 1:
-		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Duplicate authorization headers found.")
+		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Duplicate authorization headers found.")
 	}
 	header := strings.TrimSpace(values[0])
 	scheme, params, _ := strings.Cut(header, " ")
@@ -47,7 +47,7 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	case strings.EqualFold(scheme, "Bearer"):
 		return nil, authFailed("Authentication scheme Bearer is not supported by this emulator; use Shared Key or a SAS.")
 	default:
-		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Authentication scheme %s is not supported.", scheme)
+		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authentication scheme %s is not supported.", scheme)
 	}
 
 	// "account:signature"; empty pieces are dropped as the service does
@@ -59,12 +59,12 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 		}
 	}
 	if len(parts) != 2 {
-		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Authorization value '%s' is invalid.", header)
+		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authorization value '%s' is invalid.", header)
 	}
 	claimed, sig := parts[0], parts[1]
 	mac, ok := decodeSignature(sig)
 	if !ok {
-		return nil, apierr.New(apierr.InvalidAuthenticationInfo).WithDetail("Signature is not a valid base64 string.")
+		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Signature is not a valid base64 string.")
 	}
 
 	dates, err := requestDates(req)
@@ -77,7 +77,7 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 		return nil, authFailed("Cannot find the claimed account when trying to GetProperties for the account %s.", claimed)
 	}
 	if len(req.CanonicalPaths) == 0 {
-		return nil, apierr.New(apierr.InternalError).WithDetail("auth: Request.CanonicalPaths is empty")
+		return nil, tableemu.New(tableemu.InternalError).WithDetail("auth: Request.CanonicalPaths is empty")
 	}
 
 	// CanonicalizedResource (PROTOCOL.md 9.5): only comp takes part, with

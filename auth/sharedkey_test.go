@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // liteRequest builds a path-style request signed with Shared Key Lite over
@@ -111,7 +111,7 @@ func TestSharedKeyTableForm(t *testing.T) {
 	// Content-Type is part of the string to sign.
 	req := sharedKeyRequest(devKey, "x-ms-date")
 	req.Header.Set("Content-Type", "application/json")
-	e := wantErr(t, sidecar(VerifySharedKey(req, dev)), apierr.AuthenticationFailed)
+	e := wantErr(t, sidecar(VerifySharedKey(req, dev)), tableemu.AuthenticationFailed)
 	if !strings.HasPrefix(e.Detail, "The MAC signature found in the HTTP request '") ||
 		!strings.Contains(e.Detail, "Server used following string to sign: 'PUT\nQ2hlY2sgSW50ZWdyaXR5IQ==\napplication/json\n") {
 		t.Errorf("detail %q", e.Detail)
@@ -119,7 +119,7 @@ func TestSharedKeyTableForm(t *testing.T) {
 	// So is the verb.
 	req = sharedKeyRequest(devKey, "x-ms-date")
 	req.Method = "MERGE"
-	wantErr(t, sidecar(VerifySharedKey(req, dev)), apierr.AuthenticationFailed)
+	wantErr(t, sidecar(VerifySharedKey(req, dev)), tableemu.AuthenticationFailed)
 }
 
 func TestSharedKeyBothDates(t *testing.T) {
@@ -148,7 +148,7 @@ func TestSharedKeyClockSkew(t *testing.T) {
 		if tc.ok {
 			wantOK(t, g, err)
 		} else {
-			e := wantErr(t, err, apierr.AuthenticationFailed)
+			e := wantErr(t, err, tableemu.AuthenticationFailed)
 			if !strings.Contains(e.Detail, "Request date header too") {
 				t.Errorf("skew %v: detail %q", tc.skew, e.Detail)
 			}
@@ -167,28 +167,28 @@ func TestSharedKeyRefusals(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(r *Request)
-		code   apierr.Code
+		code   tableemu.Code
 		detail string
 	}{
-		{"no header", func(r *Request) { r.Header.Del("Authorization") }, apierr.NoAuthenticationInformation, ""},
-		{"two headers", func(r *Request) { r.Header.Add("Authorization", r.Header.Get("Authorization")) }, apierr.InvalidAuthenticationInfo, "Duplicate"},
-		{"unknown scheme", func(r *Request) { r.Header.Set("Authorization", "SharedAccessSignature sig=abc") }, apierr.InvalidAuthenticationInfo, "scheme"},
-		{"basic", func(r *Request) { r.Header.Set("Authorization", "Basic dXNlcjpwYXNz") }, apierr.InvalidAuthenticationInfo, "scheme"},
-		{"no colon", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite devstoreaccount1"+sig) }, apierr.InvalidAuthenticationInfo, "is invalid"},
-		{"three parts", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite a:b:"+sig) }, apierr.InvalidAuthenticationInfo, "is invalid"},
-		{"scheme only", func(r *Request) { r.Header.Set("Authorization", "SharedKey") }, apierr.InvalidAuthenticationInfo, "is invalid"},
-		{"bad base64", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:not*base64") }, apierr.InvalidAuthenticationInfo, "base64"},
-		{"bearer", func(r *Request) { r.Header.Set("Authorization", "Bearer eyJ0eXAi") }, apierr.AuthenticationFailed, "Bearer"},
-		{"other account", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite otheraccount:"+sig) }, apierr.AuthenticationFailed, "claimed account"},
+		{"no header", func(r *Request) { r.Header.Del("Authorization") }, tableemu.NoAuthenticationInformation, ""},
+		{"two headers", func(r *Request) { r.Header.Add("Authorization", r.Header.Get("Authorization")) }, tableemu.InvalidAuthenticationInfo, "Duplicate"},
+		{"unknown scheme", func(r *Request) { r.Header.Set("Authorization", "SharedAccessSignature sig=abc") }, tableemu.InvalidAuthenticationInfo, "scheme"},
+		{"basic", func(r *Request) { r.Header.Set("Authorization", "Basic dXNlcjpwYXNz") }, tableemu.InvalidAuthenticationInfo, "scheme"},
+		{"no colon", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite devstoreaccount1"+sig) }, tableemu.InvalidAuthenticationInfo, "is invalid"},
+		{"three parts", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite a:b:"+sig) }, tableemu.InvalidAuthenticationInfo, "is invalid"},
+		{"scheme only", func(r *Request) { r.Header.Set("Authorization", "SharedKey") }, tableemu.InvalidAuthenticationInfo, "is invalid"},
+		{"bad base64", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:not*base64") }, tableemu.InvalidAuthenticationInfo, "base64"},
+		{"bearer", func(r *Request) { r.Header.Set("Authorization", "Bearer eyJ0eXAi") }, tableemu.AuthenticationFailed, "Bearer"},
+		{"other account", func(r *Request) { r.Header.Set("Authorization", "SharedKeyLite otheraccount:"+sig) }, tableemu.AuthenticationFailed, "claimed account"},
 		{"wrong signature", func(r *Request) {
 			r.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:"+hmacB64([]byte("wrong"), "x"))
-		}, apierr.AuthenticationFailed, "The MAC signature found in the HTTP request"},
-		{"wrong path", func(r *Request) { r.CanonicalPaths = CanonicalPaths("devstoreaccount1", "/devstoreaccount1/Tables2") }, apierr.AuthenticationFailed, "/devstoreaccount1/devstoreaccount1/Tables2"},
-		{"comp added", func(r *Request) { r.Query.Set("comp", "acl") }, apierr.AuthenticationFailed, "?comp=acl"},
-		{"no date", func(r *Request) { r.Header.Del("x-ms-date") }, apierr.AuthenticationFailed, "not specified"},
-		{"empty date", func(r *Request) { r.Header.Set("x-ms-date", " ") }, apierr.AuthenticationFailed, "not specified"},
-		{"bad date", func(r *Request) { r.Header.Set("x-ms-date", "yesterday") }, apierr.AuthenticationFailed, "incorrect"},
-		{"no paths", func(r *Request) { r.CanonicalPaths = nil }, apierr.InternalError, ""},
+		}, tableemu.AuthenticationFailed, "The MAC signature found in the HTTP request"},
+		{"wrong path", func(r *Request) { r.CanonicalPaths = CanonicalPaths("devstoreaccount1", "/devstoreaccount1/Tables2") }, tableemu.AuthenticationFailed, "/devstoreaccount1/devstoreaccount1/Tables2"},
+		{"comp added", func(r *Request) { r.Query.Set("comp", "acl") }, tableemu.AuthenticationFailed, "?comp=acl"},
+		{"no date", func(r *Request) { r.Header.Del("x-ms-date") }, tableemu.AuthenticationFailed, "not specified"},
+		{"empty date", func(r *Request) { r.Header.Set("x-ms-date", " ") }, tableemu.AuthenticationFailed, "not specified"},
+		{"bad date", func(r *Request) { r.Header.Set("x-ms-date", "yesterday") }, tableemu.AuthenticationFailed, "incorrect"},
+		{"no paths", func(r *Request) { r.CanonicalPaths = nil }, tableemu.InternalError, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestAuthenticateDispatch(t *testing.T) {
 	// Neither credential: 401 with the Bearer challenge left to the caller.
 	r := &Request{Method: "GET", Header: http.Header{}, Query: url.Values{}, Now: testNow,
 		CanonicalPaths: CanonicalPaths("devstoreaccount1", "/devstoreaccount1/Tables")}
-	wantErr(t, sidecar(Authenticate(r, dev, VerifyOptions{})), apierr.NoAuthenticationInformation)
+	wantErr(t, sidecar(Authenticate(r, dev, VerifyOptions{})), tableemu.NoAuthenticationInformation)
 	if !strings.HasPrefix(BearerChallenge, "Bearer authorization_uri=https://login.microsoftonline.com/") ||
 		!strings.HasSuffix(BearerChallenge, " resource_id=https://storage.azure.com") {
 		t.Errorf("challenge %q", BearerChallenge)
@@ -239,5 +239,5 @@ func TestAuthenticateDispatch(t *testing.T) {
 	// Both: ambiguous.
 	both := sasRequest(q, true)
 	both.Header = lite.Header
-	wantErr(t, sidecar(Authenticate(both, dev, VerifyOptions{})), apierr.InvalidAuthenticationInfo)
+	wantErr(t, sidecar(Authenticate(both, dev, VerifyOptions{})), tableemu.InvalidAuthenticationInfo)
 }

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tableemu/tableemu/auth"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 // Table ACLs: stored access policies (PROTOCOL.md 3.4). Only the account

@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"net/netip"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 // authorize verifies the request's credentials and that they allow c.op
@@ -21,7 +21,7 @@ func (s *Server) authorize(c *call) error {
 	if acct == nil {
 		// Azure would fail name resolution; Azurite answers 404
 		// ResourceNotFound, which tells a client the account is wrong.
-		return apierr.New(apierr.ResourceNotFound).WithDetail("no account %q (AZURITE_ACCOUNTS sets the accounts)", c.res.account)
+		return tableemu.New(tableemu.ResourceNotFound).WithDetail("no account %q (AZURITE_ACCOUNTS sets the accounts)", c.res.account)
 	}
 	req := &auth.Request{
 		Method:         c.verb,

@@ -11,12 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Entity group transactions, POST /$batch (PROTOCOL.md 7). The body is
@@ -57,7 +57,7 @@ type batchOp struct {
 // batchFailure is the operation that failed a batch, and why.
 type batchFailure struct {
 	index int
-	err   *apierr.Error
+	err   *tableemu.Error
 	// group marks a failure of the change set as a whole (too many
 	// operations, two entity groups, a repeated entity, a missing table),
 	// found before any operation ran. The live service answers those
@@ -76,7 +76,7 @@ func (s *Server) batch(c *call) error {
 		return err
 	}
 	if len(body) > maxBatchBytes {
-		return apierr.New(apierr.RequestBodyTooLarge).WithDetail("a batch may carry at most 4 MiB; this one has %d bytes", len(body))
+		return tableemu.New(tableemu.RequestBodyTooLarge).WithDetail("a batch may carry at most 4 MiB; this one has %d bytes", len(body))
 	}
 	req, err := parseBatch(c.r.Header.Get("Content-Type"), body)
 	if err != nil {
@@ -88,7 +88,7 @@ func (s *Server) batch(c *call) error {
 		ops[i].pref = prefer(req.parts[i].header)
 	}
 	table, fail := s.checkBatch(c, ops)
-	if fail != nil && fail.err.Code == apierr.CommandsInBatchActOnDifferentPartitions && s.ins != nil {
+	if fail != nil && fail.err.Code == tableemu.CommandsInBatchActOnDifferentPartitions && s.ins != nil {
 		var pks []string
 		for i := range ops {
 			if ops[i].res.table != "" && (len(pks) == 0 || pks[len(pks)-1] != ops[i].w.pk) {
@@ -133,9 +133,9 @@ func readBatchBody(r *http.Request) ([]byte, error) {
 	if _, err := io.ReadFull(r.Body, b); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, apierr.New(apierr.RequestBodyTooLarge)
+			return nil, tableemu.New(tableemu.RequestBodyTooLarge)
 		}
-		return nil, apierr.New(apierr.InvalidInput).WithDetail("reading the body: %v", err)
+		return nil, tableemu.New(tableemu.InvalidInput).WithDetail("reading the body: %v", err)
 	}
 	return b, nil
 }
@@ -146,7 +146,7 @@ func readBatchBody(r *http.Request) ([]byte, error) {
 func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 	if len(ops) > maxBatchOps {
 		// The live index is 0 or 99 (CS accepts either); Azurite says 0.
-		return "", &batchFailure{index: 0, group: true, err: apierr.Newf(apierr.InvalidInput,
+		return "", &batchFailure{index: 0, group: true, err: tableemu.Newf(tableemu.InvalidInput,
 			"The batch request operation exceeds the maximum 100 changes per change set.")}
 	}
 	type entityKey struct{ pk, rk string } // pairs: "a"+"bc" is not "ab"+"c"
@@ -156,7 +156,7 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 	for i := range ops {
 		o := &ops[i]
 		if err := s.prepareOp(c, o, len(ops), &memo); err != nil {
-			return "", &batchFailure{index: i, err: apierr.From(err)}
+			return "", &batchFailure{index: i, err: tableemu.From(err)}
 		}
 		if i == 0 {
 			table, pk = o.res.table, o.w.pk
@@ -164,11 +164,11 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 			// An entity group is one table and one PartitionKey. Another
 			// table has no observed code of its own (PROTOCOL.md 12.3);
 			// the service's wording covers it.
-			return "", &batchFailure{index: i, group: true, err: apierr.New(apierr.CommandsInBatchActOnDifferentPartitions)}
+			return "", &batchFailure{index: i, group: true, err: tableemu.New(tableemu.CommandsInBatchActOnDifferentPartitions)}
 		}
 		k := entityKey{o.w.pk, o.w.rk}
 		if _, dup := seen[k]; dup {
-			return "", &batchFailure{index: i, group: true, err: apierr.New(apierr.InvalidDuplicateRow)}
+			return "", &batchFailure{index: i, group: true, err: tableemu.New(tableemu.InvalidDuplicateRow)}
 		}
 		seen[k] = struct{}{}
 	}
@@ -216,15 +216,15 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 	case r.Method == http.MethodDelete && res.kind == kEntity:
 		o.w.kind, o.op = opDelete, auth.DeleteEntity
 	case res.kind == kEntity || res.kind == kEntities:
-		return apierr.New(apierr.UnsupportedHttpVerb).WithDetail("%s %s in a batch", r.Method, clipText(p.target))
+		return tableemu.New(tableemu.UnsupportedHttpVerb).WithDetail("%s %s in a batch", r.Method, clipText(p.target))
 	default:
-		return apierr.Newf(apierr.InvalidInput,
+		return tableemu.Newf(tableemu.InvalidInput,
 			"A batch operation must address entities of a table; %s %s does not.", r.Method, clipText(p.target))
 	}
 	if o.get && n > 1 {
 		// A query is a batch of its own (PROTOCOL.md 7.1); mixing it with
 		// writes has no observed code (PROTOCOL.md 12.3).
-		return apierr.Newf(apierr.InvalidInput,
+		return tableemu.Newf(tableemu.InvalidInput,
 			"A query (GET) must be the only operation in its batch; this batch has %d operations.", n)
 	}
 	// Each operation needs its own permission (PROTOCOL.md 7.4, 9.6): the
@@ -268,7 +268,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 	o.w.cond = cond
 	if o.w.kind == opDelete {
 		if !cond.present {
-			return apierr.New(apierr.MissingRequiredHeader).WithDetail("Delete Entity needs If-Match (* or an ETag)")
+			return tableemu.New(tableemu.MissingRequiredHeader).WithDetail("Delete Entity needs If-Match (* or an ETag)")
 		}
 		return nil
 	}
@@ -287,7 +287,7 @@ type opMemo struct {
 	negotiated    bool
 	query, accept string
 	lvl           wire.Level
-	lvlErr        *apierr.Error
+	lvlErr        *tableemu.Error
 
 	target string // "" when nothing is remembered
 	res    resource
@@ -330,7 +330,7 @@ func (s *Server) partResource(c *call, target string) (resource, error) {
 			host = rest
 		}
 		if !strings.EqualFold(target[:i], "http") && !strings.EqualFold(target[:i], "https") {
-			return resource{}, apierr.Newf(apierr.InvalidInput, "A batch operation's URL must be http or https: %s", clipText(target))
+			return resource{}, tableemu.Newf(tableemu.InvalidInput, "A batch operation's URL must be http or https: %s", clipText(target))
 		}
 		// parseResource reads absolute URLs that start "http://" or "https://".
 		target = strings.ToLower(target[:i]) + target[i:]
@@ -343,7 +343,7 @@ func (s *Server) partResource(c *call, target string) (resource, error) {
 		return res, err
 	}
 	if res.account != c.res.account || res.secondary != c.res.secondary {
-		return res, apierr.Newf(apierr.InvalidInput,
+		return res, tableemu.Newf(tableemu.InvalidInput,
 			"A batch operation addresses account '%s', but the batch was sent to account '%s'.", clipText(res.account), c.res.account)
 	}
 	return res, nil
@@ -399,7 +399,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 // error rolls the transaction back. Internal errors are not an operation's
 // fault: they stay errors and become a top-level 500.
 func failAt(fail **batchFailure, i int, err error) error {
-	e := apierr.From(err)
+	e := tableemu.From(err)
 	if e.Status >= 500 { // InternalError, or a storage fault (errors.go storeErr)
 		return err
 	}
@@ -475,7 +475,7 @@ func appendPartHead(b []byte, o *batchOp, status int) []byte {
 	b = append(b, "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
-	b = append(b, apierr.StatusText(status)...)
+	b = append(b, tableemu.StatusText(status)...)
 	b = append(b, "\r\n"...)
 	if id := o.part.contentID; id != "" {
 		// The one client-supplied value in a part: a line break in it

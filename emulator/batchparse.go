@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // This file reads a $batch body (PROTOCOL.md 7.1): a multipart/mixed body
@@ -45,15 +45,15 @@ type batchPart struct {
 // malformed is the top-level refusal of a body that is not a batch. The
 // service answers a broken multipart body with 400 for the whole request
 // (PROTOCOL.md 7.4); the message says what is wrong.
-func malformed(format string, args ...any) *apierr.Error {
-	return apierr.Newf(apierr.InvalidInput, "The batch request body is malformed: "+format, args...)
+func malformed(format string, args ...any) *tableemu.Error {
+	return tableemu.Newf(tableemu.InvalidInput, "The batch request body is malformed: "+format, args...)
 }
 
 // parseBatch reads a $batch request body given its Content-Type.
 func parseBatch(contentType string, body []byte) (*batchBody, error) {
 	boundary, ok := multipartBoundary(contentType)
 	if !ok {
-		return nil, apierr.Newf(apierr.InvalidInput,
+		return nil, tableemu.Newf(tableemu.InvalidInput,
 			"The batch request must have Content-Type multipart/mixed with a boundary parameter; it has %q.", clipText(contentType))
 	}
 	p := &batchParser{src: string(body), raw: body}

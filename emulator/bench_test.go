@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
-	"github.com/tableemu/tableemu/store"
 )
 
 // benchServer is an in-process server with one table of n ~1 KiB entities

@@ -40,7 +40,7 @@ type Config struct {
 	Debug                  string // --debug FILE
 	Silent                 bool   // --silent
 	Accounts               []Account
-	// NoAutoIndex turns off automatic property indexes (store/autoindex.go):
+	// NoAutoIndex turns off automatic property indexes (emulator/store/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.
 	NoAutoIndex bool // --noAutoIndex
 	// Insights classifies queries and collects design statistics

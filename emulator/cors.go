@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // CORS (PROTOCOL.md 3.7): the rules are the account's Table service
@@ -24,7 +24,7 @@ func (s *Server) preflight(c *call) error {
 	origin := c.r.Header.Get("Origin")
 	method := c.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		return apierr.Newf(apierr.InvalidHeaderValue,
+		return tableemu.Newf(tableemu.InvalidHeaderValue,
 			"The value for one of the HTTP headers is not in the correct format. A CORS preflight request needs Origin and Access-Control-Request-Method.")
 	}
 	requested := strings.Join(c.r.Header.Values("Access-Control-Request-Headers"), ",")
@@ -44,7 +44,7 @@ func (s *Server) preflight(c *call) error {
 		c.w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	return apierr.New(apierr.CorsPreflightFailure).WithDetail("no CORS rule allows origin %q, method %q and headers %q", origin, method, requested)
+	return tableemu.New(tableemu.CorsPreflightFailure).WithDetail("no CORS rule allows origin %q, method %q and headers %q", origin, method, requested)
 }
 
 // corsRules returns the CORS rules of the account c addresses; none for an

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // writeKind is what an entity write does (PROTOCOL.md 3.10-3.13).
@@ -49,7 +49,7 @@ func parseIfMatch(h http.Header) (condition, error) {
 	if q := strings.TrimPrefix(v, "W/"); len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' && !strings.Contains(q[1:len(q)-1], `"`) {
 		return condition{present: true, ts: -1}, nil
 	}
-	return condition{}, apierr.Newf(apierr.InvalidInput,
+	return condition{}, tableemu.Newf(tableemu.InvalidInput,
 		"The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)
 }
 
@@ -77,13 +77,13 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 	switch {
 	case errors.Is(err, store.ErrEntityNotFound):
 		if w.cond.present || w.kind == opDelete {
-			return nil, apierr.New(apierr.ResourceNotFound)
+			return nil, tableemu.New(tableemu.ResourceNotFound)
 		}
 		old = nil
 	case err != nil:
 		return nil, storeErr(err)
 	case w.cond.present && !w.cond.any && w.cond.ts != old.Timestamp:
-		return nil, apierr.New(apierr.UpdateConditionNotSatisfied)
+		return nil, tableemu.New(tableemu.UpdateConditionNotSatisfied)
 	}
 	if w.kind == opDelete {
 		return nil, storeErr(tx.DeleteEntity(t, w.pk, w.rk))
@@ -132,10 +132,10 @@ func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, apierr.New(apierr.RequestBodyTooLarge)
+		return nil, tableemu.New(tableemu.RequestBodyTooLarge)
 	}
 	if err != nil {
-		return nil, apierr.New(apierr.InvalidInput).WithDetail("reading the body: %v", err)
+		return nil, tableemu.New(tableemu.InvalidInput).WithDetail("reading the body: %v", err)
 	}
 	return b, nil
 }
@@ -318,7 +318,7 @@ func (s *Server) deleteEntity(c *call) error {
 	if !cond.present {
 		// The live code is unconfirmed (PROTOCOL.md 3.13); a missing
 		// required header is MissingRequiredHeader in the service's table.
-		return apierr.New(apierr.MissingRequiredHeader).WithDetail("Delete Entity needs If-Match (* or an ETag)")
+		return tableemu.New(tableemu.MissingRequiredHeader).WithDetail("Delete Entity needs If-Match (* or an ETag)")
 	}
 	if _, _, err := s.runWrite(c, &entityWrite{kind: opDelete, pk: c.res.pk, rk: c.res.rk, cond: cond}); err != nil {
 		return err

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
-	"github.com/tableemu/tableemu/edm"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // writeError is the one place an error becomes a response. Every error
@@ -18,10 +18,10 @@ import (
 // XML endpoints and for 415.
 func (c *call) writeError(err error) {
 	err = storeErr(err) // a store error that reached here untranslated
-	e := apierr.From(err)
+	e := tableemu.From(err)
 	c.errCode = e.Code
 	var sf *storageFault
-	if e.Code == apierr.InternalError || errors.As(err, &sf) {
+	if e.Code == tableemu.InternalError || errors.As(err, &sf) {
 		c.s.logf("request %s: %s: %v", c.reqID, e.Code, err)
 	}
 	h := c.w.Header()
@@ -31,7 +31,7 @@ func (c *call) writeError(err error) {
 	}
 	// 415 is sent when the client asked for XML/Atom, so it gets XML.
 	body := errorMessage(e.Message, c.reqID, c.s.now())
-	if c.xml || e.Code == apierr.AtomFormatNotSupported {
+	if c.xml || e.Code == tableemu.AtomFormatNotSupported {
 		b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
 		b = appendXMLText(b, string(e.Code))
 		b = append(b, `</m:code><m:message xml:lang="en-US">`...)
@@ -53,7 +53,7 @@ func errorMessage(msg, reqID string, now time.Time) string {
 }
 
 // appendJSONError writes {"odata.error":{"code":…,"message":{"lang":"en-US","value":…}}}.
-func appendJSONError(b []byte, code apierr.Code, message string) []byte {
+func appendJSONError(b []byte, code tableemu.Code, message string) []byte {
 	b = append(b, `{"odata.error":{"code":`...)
 	b = edm.AppendJSONString(b, string(code))
 	b = append(b, `,"message":{"lang":"en-US","value":`...)
@@ -81,7 +81,7 @@ func appendXMLText(b []byte, s string) []byte {
 	return b
 }
 
-// Mapping of store errors. The table of codes is apierr; these are the
+// Mapping of store errors. The table of codes is the root package (error.go); these are the
 // store outcomes whose code depends only on what happened. Callers whose
 // outcome differs by operation (a missing table is ResourceNotFound for
 // Delete Table but TableNotFound for entity operations, PROTOCOL.md 0.1)
@@ -91,15 +91,15 @@ func storeErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrTableNotFound):
-		return apierr.New(apierr.TableNotFound)
+		return tableemu.New(tableemu.TableNotFound)
 	case errors.Is(err, store.ErrTableExists):
-		return apierr.New(apierr.TableAlreadyExists)
+		return tableemu.New(tableemu.TableAlreadyExists)
 	case errors.Is(err, store.ErrEntityNotFound):
-		return apierr.New(apierr.ResourceNotFound)
+		return tableemu.New(tableemu.ResourceNotFound)
 	case errors.Is(err, store.ErrEntityExists):
-		return apierr.New(apierr.EntityAlreadyExists)
+		return tableemu.New(tableemu.EntityAlreadyExists)
 	}
-	var ae *apierr.Error
+	var ae *tableemu.Error
 	if errors.As(err, &ae) {
 		return err
 	}
@@ -108,27 +108,27 @@ func storeErr(err error) error {
 	// disk or a locked file may clear, so they are 503 ServerBusy, which
 	// SDKs retry with back-off; the others are 500 InternalError. Nothing
 	// was written: the transaction rolled back (store.Update).
-	var e *apierr.Error
+	var e *tableemu.Error
 	switch store.FaultOf(err) {
 	case store.FaultFull:
-		e = apierr.Newf(apierr.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
+		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
 	case store.FaultBusy:
-		e = apierr.Newf(apierr.ServerBusy, "The server is busy: another process holds tableemu's database file locked.")
+		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: another process holds tableemu's database file locked.")
 	case store.FaultReadOnly:
-		e = apierr.Newf(apierr.InternalError, "Server encountered an internal error: tableemu's database file or its directory is read-only.")
+		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file or its directory is read-only.")
 	case store.FaultIO:
-		e = apierr.Newf(apierr.InternalError, "Server encountered an internal error: reading or writing tableemu's database file failed (I/O error).")
+		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: reading or writing tableemu's database file failed (I/O error).")
 	case store.FaultCorrupt:
-		e = apierr.Newf(apierr.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
+		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
 	default:
-		return apierr.New(apierr.InternalError).WithDetail("%v", err)
+		return tableemu.New(tableemu.InternalError).WithDetail("%v", err)
 	}
 	return &storageFault{e.WithDetail("%v", err)}
 }
 
-// storageFault is a storage failure reported to the client (its *apierr.Error)
+// storageFault is a storage failure reported to the client (its *tableemu.Error)
 // and logged by writeError.
-type storageFault struct{ e *apierr.Error }
+type storageFault struct{ e *tableemu.Error }
 
 func (f *storageFault) Error() string { return f.e.Error() }
 func (f *storageFault) Unwrap() error { return f.e }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 )
 
@@ -120,9 +120,9 @@ func (f *faults) pick(op auth.Op) string {
 func (f *faults) inject(c *call) bool {
 	switch f.pick(c.op) {
 	case "timeout":
-		c.writeError(apierr.New(apierr.OperationTimedOut).WithDetail("injected by --faults"))
+		c.writeError(tableemu.New(tableemu.OperationTimedOut).WithDetail("injected by --faults"))
 	case "busy":
-		c.writeError(apierr.New(apierr.ServerBusy).WithDetail("injected by --faults"))
+		c.writeError(tableemu.New(tableemu.ServerBusy).WithDetail("injected by --faults"))
 	case "drop":
 		c.note = "fault=drop"
 		if hj, ok := c.w.(interface {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/wire"
 )
 
@@ -14,14 +14,14 @@ import (
 // puts the caller's choice in $format. No Accept, */* and bare
 // application/json mean minimal metadata; a request that accepts only Atom
 // (or XML) gets 415 AtomFormatNotSupported, as from the service.
-func negotiate(r *http.Request) (wire.Level, *apierr.Error) {
+func negotiate(r *http.Request) (wire.Level, *tableemu.Error) {
 	if f := r.URL.Query().Get("$format"); f != "" {
 		if lvl, kind := mediaLevel(f); kind == mediaJSON {
 			return lvl, nil
 		} else if kind == mediaAtom {
-			return wire.MinimalMetadata, apierr.New(apierr.AtomFormatNotSupported)
+			return wire.MinimalMetadata, tableemu.New(tableemu.AtomFormatNotSupported)
 		}
-		return wire.MinimalMetadata, apierr.New(apierr.InvalidQueryParameterValue).
+		return wire.MinimalMetadata, tableemu.New(tableemu.InvalidQueryParameterValue).
 			WithDetail("$format %q is not a JSON media type", f)
 	}
 	accept := r.Header.Values("Accept")
@@ -44,7 +44,7 @@ func negotiate(r *http.Request) (wire.Level, *apierr.Error) {
 		}
 	}
 	if sawAtom {
-		return wire.MinimalMetadata, apierr.New(apierr.AtomFormatNotSupported)
+		return wire.MinimalMetadata, tableemu.New(tableemu.AtomFormatNotSupported)
 	}
 	return wire.MinimalMetadata, nil
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // FuzzResourcePath: request targets and Host headers (PROTOCOL.md 1.1–1.3)
@@ -103,7 +103,7 @@ func FuzzResourcePath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method uint8, host, target string) {
 		res, perr := s.parseResource(host, target)
 		if perr != nil {
-			if !apierr.Known(perr.Code) || perr.Status < 400 || perr.Status >= 500 {
+			if !tableemu.Known(perr.Code) || perr.Status < 400 || perr.Status >= 500 {
 				t.Fatalf("parseResource(%q, %q): %v", host, target, perr)
 			}
 		} else if res.kind == kEntity {
@@ -162,7 +162,7 @@ func FuzzResourcePath(f *testing.F) {
 		}
 		if rec.Code >= 400 && m != "HEAD" {
 			code := rec.Header().Get("x-ms-error-code")
-			if code == "" || !apierr.Known(apierr.Code(code)) {
+			if code == "" || !tableemu.Known(tableemu.Code(code)) {
 				t.Fatalf("%s %q: %d without a known x-ms-error-code: %s", m, target, rec.Code, rec.Body)
 			}
 			if got := bodyErrorCode(rec.Body.Bytes()); got != code {

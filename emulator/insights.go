@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Design insight (--insights): what the service would make of the
@@ -264,11 +264,11 @@ func (in *insights) serve(w http.ResponseWriter) {
 // about the data beyond keys and filters.
 func (s *Server) serveInsights(c *call) {
 	if s.ins == nil {
-		c.writeError(apierr.Newf(apierr.ResourceNotFound, "The specified resource does not exist. Start tableemu with --insights to collect design insights."))
+		c.writeError(tableemu.Newf(tableemu.ResourceNotFound, "The specified resource does not exist. Start tableemu with --insights to collect design insights."))
 		return
 	}
 	if c.r.Method != http.MethodGet {
-		c.writeError(apierr.New(apierr.UnsupportedHttpVerb))
+		c.writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
 		return
 	}
 	s.ins.serve(c.w)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -15,8 +15,8 @@ type fakeClock struct{ t time.Time }
 func (f *fakeClock) now() time.Time { return f.t }
 
 func isBusy(err error) bool {
-	var e *apierr.Error
-	return errors.As(err, &e) && e.Code == apierr.ServerBusy
+	var e *tableemu.Error
+	return errors.As(err, &e) && e.Code == tableemu.ServerBusy
 }
 
 // TestThrottleRates offers each bucket one and a half times its target

@@ -1,7 +1,7 @@
 package emulator
 
 import (
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 )
 
@@ -22,7 +22,7 @@ func (s *Server) bearerGrant(c *call, req *auth.Request, acct *auth.Account) (*a
 		return nil, err
 	}
 	if c.op == auth.GetTableACL || c.op == auth.SetTableACL {
-		return nil, apierr.New(apierr.AuthorizationFailure).WithDetail("Table ACLs need the account key; a bearer token cannot authorize %s.", c.op)
+		return nil, tableemu.New(tableemu.AuthorizationFailure).WithDetail("Table ACLs need the account key; a bearer token cannot authorize %s.", c.op)
 	}
 	return g, nil
 }

@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // getEntity: GET /<table>(PK,RK), with an optional $select

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // resKind is the kind of resource a request path names (PROTOCOL.md 1.2).
@@ -33,7 +33,7 @@ type resource struct {
 	rawPath string
 	// keyErr is set when the key literal of an entity path is present but
 	// unusable; reported after authentication, like other input errors.
-	keyErr *apierr.Error
+	keyErr *tableemu.Error
 }
 
 const secondarySuffix = "-secondary"
@@ -44,7 +44,7 @@ const secondarySuffix = "-secondary"
 // but only when that label names a configured account: Azurite treats any
 // dotted host name as host-style, which breaks path-style URLs through
 // names like "emulator.local"; requiring a known account keeps both working.
-func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error) {
+func (s *Server) parseResource(host, requestURI string) (resource, *tableemu.Error) {
 	var res resource
 	raw := requestURI
 	if i := strings.IndexByte(raw, '?'); i >= 0 {
@@ -68,7 +68,7 @@ func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error
 		}
 		name, err := url.PathUnescape(seg[:i])
 		if err != nil || name == "" {
-			return res, apierr.New(apierr.InvalidUri)
+			return res, tableemu.New(tableemu.InvalidUri)
 		}
 		res.account = name
 		rest = seg[i:]
@@ -79,7 +79,7 @@ func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error
 	}
 	path, err := url.PathUnescape(rest)
 	if err != nil {
-		return res, apierr.New(apierr.InvalidUri)
+		return res, tableemu.New(tableemu.InvalidUri)
 	}
 	path = strings.TrimPrefix(path, "/")
 	switch {
@@ -98,7 +98,7 @@ func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error
 		open := strings.IndexByte(path, '(')
 		if open < 0 {
 			if strings.ContainsAny(path, "/)") {
-				return res, apierr.New(apierr.InvalidUri)
+				return res, tableemu.New(tableemu.InvalidUri)
 			}
 			res.kind, res.table = kEntities, path
 			break
@@ -110,12 +110,12 @@ func (s *Server) parseResource(host, requestURI string) (resource, *apierr.Error
 			break
 		}
 		if !strings.HasSuffix(args, ")") || strings.Contains(res.table, "/") {
-			return res, apierr.New(apierr.InvalidUri)
+			return res, tableemu.New(tableemu.InvalidUri)
 		}
 		res.kind = kEntity
 		pk, rk, ok := parseKeyArgs(args[1 : len(args)-1])
 		if !ok {
-			return res, apierr.Newf(apierr.InvalidInput, "Bad Request - Error in query syntax.")
+			return res, tableemu.Newf(tableemu.InvalidInput, "Bad Request - Error in query syntax.")
 		}
 		res.pk, res.rk = pk, rk
 		res.keyErr = urlKeyError(pk, rk)
@@ -219,16 +219,16 @@ func parseKeyArgsStrict(s string) (pk, rk string, ok bool) {
 // "Bad Request - Error in query syntax."); other forbidden characters are
 // OutOfRangeInput. Control characters the service's HTTP layer rejects
 // outright get the same OutOfRangeInput here, so the caller sees a code.
-func urlKeyError(keys ...string) *apierr.Error {
+func urlKeyError(keys ...string) *tableemu.Error {
 	for _, k := range keys {
 		if strings.ContainsAny(k, `/\`) {
-			return apierr.Newf(apierr.InvalidInput, "Bad Request - Error in query syntax.")
+			return tableemu.Newf(tableemu.InvalidInput, "Bad Request - Error in query syntax.")
 		}
 	}
 	for _, k := range keys {
 		for _, r := range k {
 			if r == '#' || r == '?' || r < 0x20 || (r >= 0x7F && r <= 0x9F) {
-				return apierr.New(apierr.OutOfRangeInput)
+				return tableemu.New(tableemu.OutOfRangeInput)
 			}
 		}
 	}

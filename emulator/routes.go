@@ -5,7 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 )
 
@@ -64,10 +64,10 @@ func (s *Server) routes() *mux.Router {
 	r.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.Method == http.MethodOptions }).
 		Handler(s.operation(auth.Preflight, s.preflight, false))
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		callOf(req).writeError(apierr.New(apierr.UnsupportedHttpVerb))
+		callOf(req).writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
 	})
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		callOf(req).writeError(apierr.New(apierr.InvalidUri))
+		callOf(req).writeError(tableemu.New(tableemu.InvalidUri))
 	})
 	return r
 }

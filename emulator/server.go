@@ -20,10 +20,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
-	"github.com/tableemu/tableemu/store"
 )
 
 // Server is the Table service as an http.Handler. Create it with New and
@@ -120,7 +120,7 @@ type call struct {
 	xml   bool // the operation answers in XML (errors too)
 
 	status  int
-	errCode apierr.Code
+	errCode tableemu.Code
 	note    string // added to the access log line (insights, faults)
 }
 
@@ -143,7 +143,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.logf("panic serving %s %s: %v\n%s", r.Method, r.RequestURI, p, debug.Stack())
 			if !sw.wrote {
-				c.writeError(apierr.New(apierr.InternalError))
+				c.writeError(tableemu.New(tableemu.InternalError))
 			}
 		}
 		s.accessLog(c, sw, start)
@@ -191,10 +191,10 @@ func (s *Server) checkRequest(c *call) error {
 		return err
 	}
 	if len(r.Header.Get("x-ms-client-request-id")) > 1024 {
-		return apierr.New(apierr.InvalidHeaderValue).WithDetail("x-ms-client-request-id is longer than 1 KiB")
+		return tableemu.New(tableemu.InvalidHeaderValue).WithDetail("x-ms-client-request-id is longer than 1 KiB")
 	}
 	if r.ContentLength > maxBody {
-		return apierr.New(apierr.RequestBodyTooLarge)
+		return tableemu.New(tableemu.RequestBodyTooLarge)
 	}
 	r.Body = http.MaxBytesReader(c.w, r.Body, maxBody)
 	if err := resolveMethod(r); err != nil {
@@ -217,10 +217,10 @@ func (s *Server) checkVersion(v string) error {
 	}
 	t, err := time.Parse("2006-01-02", v)
 	if err != nil {
-		return apierr.New(apierr.InvalidHeaderValue).WithDetail("x-ms-version %q is not a version date", v)
+		return tableemu.New(tableemu.InvalidHeaderValue).WithDetail("x-ms-version %q is not a version date", v)
 	}
 	if t.Before(time.Date(2013, 8, 15, 0, 0, 0, 0, time.UTC)) {
-		return apierr.Newf(apierr.InvalidHeaderValue,
+		return tableemu.Newf(tableemu.InvalidHeaderValue,
 			"The value for one of the HTTP headers is not in the correct format. x-ms-version %s is older than the oldest version tableemu serves (2013-08-15); --skipApiVersionCheck accepts it.", v)
 	}
 	return nil
@@ -234,17 +234,17 @@ func resolveMethod(r *http.Request) error {
 		return nil
 	}
 	if len(vals) > 1 {
-		return apierr.New(apierr.XMethodIncorrectCount)
+		return tableemu.New(tableemu.XMethodIncorrectCount)
 	}
 	if r.Method != http.MethodPost {
-		return apierr.New(apierr.XMethodNotUsingPost)
+		return tableemu.New(tableemu.XMethodNotUsingPost)
 	}
 	switch m := strings.ToUpper(strings.TrimSpace(vals[0])); m {
 	case "MERGE", "PATCH", "DELETE", "PUT", "GET":
 		r.Method = m
 		return nil
 	}
-	return apierr.New(apierr.XMethodIncorrectValue)
+	return tableemu.New(tableemu.XMethodIncorrectValue)
 }
 
 // statusWriter records the status for the access log.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 // Table service properties (PROTOCOL.md 3.5) and stats (3.6). The element
@@ -105,8 +105,8 @@ var corsMethods = map[string]bool{
 // service answers 400 InvalidXmlDocument for syntax errors, an empty
 // <StorageServiceProperties/>, retention days out of range and bad ACLs
 // alike (PROTOCOL.md 3.4, 3.5); the detail says what was wrong.
-func invalidXML(format string, args ...any) *apierr.Error {
-	return apierr.New(apierr.InvalidXmlDocument).WithDetail(format, args...)
+func invalidXML(format string, args ...any) *tableemu.Error {
+	return tableemu.New(tableemu.InvalidXmlDocument).WithDetail(format, args...)
 }
 
 // validate checks a Set request's document and normalises it: fields that
@@ -378,7 +378,7 @@ type serviceStats struct {
 // the answer is Azurite's, 400 InvalidQueryParameterValue.
 func (s *Server) getServiceStats(c *call) error {
 	if !c.res.secondary {
-		return apierr.New(apierr.InvalidQueryParameterValue).WithDetail(
+		return tableemu.New(tableemu.InvalidQueryParameterValue).WithDetail(
 			"Get Table Service Stats is served on the secondary endpoint only: use the account name %s%s", c.res.account, secondarySuffix)
 	}
 	st := &serviceStats{Status: "live", LastSyncTime: s.now().UTC().Format(http.TimeFormat)}
@@ -396,7 +396,7 @@ func (c *call) writeXML(status int, v any, bom bool) error {
 	}
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>`)
 	if err := xml.NewEncoder(&b).Encode(v); err != nil {
-		return apierr.New(apierr.InternalError).WithDetail("encoding XML: %v", err)
+		return tableemu.New(tableemu.InternalError).WithDetail("encoding XML: %v", err)
 	}
 	h := c.w.Header()
 	h.Set("Content-Type", "application/xml")

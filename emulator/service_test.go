@@ -13,14 +13,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 func wantXMLError(t *testing.T, err error) {
 	t.Helper()
-	var e *apierr.Error
-	if !errors.As(err, &e) || e.Code != apierr.InvalidXmlDocument {
+	var e *tableemu.Error
+	if !errors.As(err, &e) || e.Code != tableemu.InvalidXmlDocument {
 		t.Fatalf("got %v, want InvalidXmlDocument", err)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata"
-	"github.com/tableemu/tableemu/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // baseURL is the service root the response's odata links are built on:
@@ -38,17 +38,17 @@ func (c *call) baseURL() string {
 // reserved name "tables" InvalidInput.
 func validateTableName(name string) error {
 	if len(name) < 3 || len(name) > 63 {
-		return apierr.Newf(apierr.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
+		return tableemu.Newf(tableemu.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
 	}
 	for i := 0; i < len(name); i++ {
 		ch := name[i]
 		letter := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z'
 		if !letter && (i == 0 || ch < '0' || ch > '9') {
-			return apierr.New(apierr.InvalidResourceName)
+			return tableemu.New(tableemu.InvalidResourceName)
 		}
 	}
 	if strings.EqualFold(name, "tables") {
-		return apierr.New(apierr.InvalidInput)
+		return tableemu.New(tableemu.InvalidInput)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func (s *Server) createTable(c *call) error {
 		}
 	}
 	if name == "" {
-		return apierr.New(apierr.PropertiesNeedValue).WithDetail("the body has no TableName string")
+		return tableemu.New(tableemu.PropertiesNeedValue).WithDetail("the body has no TableName string")
 	}
 	if err := validateTableName(name); err != nil {
 		return err
@@ -133,7 +133,7 @@ func (s *Server) getTable(c *call) error {
 		return err
 	})
 	if errors.Is(err, store.ErrTableNotFound) {
-		return apierr.New(apierr.ResourceNotFound)
+		return tableemu.New(tableemu.ResourceNotFound)
 	}
 	if err != nil {
 		return storeErr(err)
@@ -149,7 +149,7 @@ func (s *Server) deleteTable(c *call) error {
 		return tx.DeleteTable(c.res.account, c.res.table)
 	})
 	if errors.Is(err, store.ErrTableNotFound) {
-		return apierr.New(apierr.ResourceNotFound)
+		return tableemu.New(tableemu.ResourceNotFound)
 	}
 	if err != nil {
 		return storeErr(err)
@@ -248,7 +248,7 @@ func encodeToken(key string) string {
 }
 
 func decodeToken(tok string) (string, error) {
-	bad := apierr.New(apierr.InvalidInput).WithDetail("continuation token %q was not issued by tableemu", tok)
+	bad := tableemu.New(tableemu.InvalidInput).WithDetail("continuation token %q was not issued by tableemu", tok)
 	rest, ok := strings.CutPrefix(tok, "1!")
 	if !ok {
 		return "", bad

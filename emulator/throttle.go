@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // Throttling simulation (--throttle). The service's scalability targets
@@ -67,11 +67,11 @@ func (th *throttle) admit(account, table, pk string, hasPK bool, cost int) error
 	if hasPK {
 		pb = th.get(th.partitions, partitionKey(account, table, pk), partitionTarget, now)
 		if pb.tokens < need {
-			return apierr.New(apierr.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, partitionTarget)
+			return tableemu.New(tableemu.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, partitionTarget)
 		}
 	}
 	if ab.tokens < need {
-		return apierr.Newf(apierr.ServerBusy, "Operations per second is over the account limit.").WithDetail("account %s is over about %d entities per second (--throttle)", account, accountTarget)
+		return tableemu.Newf(tableemu.ServerBusy, "Operations per second is over the account limit.").WithDetail("account %s is over about %d entities per second (--throttle)", account, accountTarget)
 	}
 	ab.tokens -= float64(cost)
 	if pb != nil {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Expr is a parsed $filter. The set of node types is closed: *Logical, *Not,

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // Error is a $filter, $select or $top that the service would refuse.
 //
-// Code is apierr.InvalidInput (400) for syntax errors, bad literals and
-// exceeded limits, and apierr.NotImplemented (501) for the forms the service
+// Code is tableemu.InvalidInput (400) for syntax errors, bad literals and
+// exceeded limits, and tableemu.NotImplemented (501) for the forms the service
 // parses but does not execute: a comparison between two properties or
 // between two constants (PROTOCOL.md 6.1).
 //
@@ -27,7 +27,7 @@ import (
 //
 // Every other message points at the start of the token it names.
 type Error struct {
-	Code    apierr.Code
+	Code    tableemu.Code
 	Pos     int
 	Message string
 }
@@ -35,9 +35,9 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 // APIError converts e to the error the response writer sends.
-func (e *Error) APIError() *apierr.Error { return apierr.Newf(e.Code, "%s", e.Message) }
+func (e *Error) APIError() *tableemu.Error { return tableemu.Newf(e.Code, "%s", e.Message) }
 
-// Unwrap exposes the *apierr.Error, so apierr.From(err) and errors.As find
+// Unwrap exposes the *tableemu.Error, so tableemu.From(err) and errors.As find
 // the right code and status without knowing this package.
 func (e *Error) Unwrap() error { return e.APIError() }
 
@@ -60,7 +60,7 @@ func echo(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-func newError(code apierr.Code, pos int, format string, args ...any) *Error {
+func newError(code tableemu.Code, pos int, format string, args ...any) *Error {
 	return &Error{Code: code, Pos: pos, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -75,31 +75,31 @@ func syntaxError(src string, pos int, expected string) *Error {
 	if expected != "" {
 		msg += " Expected " + expected + "."
 	}
-	return &Error{Code: apierr.InvalidInput, Pos: pos, Message: msg}
+	return &Error{Code: tableemu.InvalidInput, Pos: pos, Message: msg}
 }
 
 func invalidCharError(src string, pos int, r rune) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"Syntax error: character '%c' is not valid at position %d in '%s'.", r, pos, echo(src))
 }
 
 func unterminatedError(src string, pos int) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"There is an unterminated string literal at position %d in '%s'.", pos, echo(src))
 }
 
 func digitExpectedError(src string, pos int) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"Digit expected at position %d in '%s'.", pos, echo(src))
 }
 
 func expressionExpectedError(src string, pos int) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"Expression expected at position %d in '%s'. Expected a property name, a literal, 'not' or '('.", pos, echo(src))
 }
 
 func closeParenError(src string, pos int) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"')' or operator expected at position %d in '%s'.", pos, echo(src))
 }
 
@@ -109,6 +109,6 @@ func closeParenError(src string, pos int) *Error {
 // OData library adds " at '<pos>' in '<text>'.", kept here for the person
 // reading it.
 func literalError(src string, pos int, typ, text string) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"Unrecognized '%s' literal '%s' at '%d' in '%s'.", typ, echo(text), pos, echo(src))
 }

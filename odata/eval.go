@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"math"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Eval reports whether an entity matches e. get returns a property's stored

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 type props map[string]edm.Value

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // FuzzParse checks that ParseFilter never panics, that its errors are
@@ -58,7 +58,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("ParseFilter(%q): error %T is not *Error", s, err)
 			}
-			if pe.Code != apierr.InvalidInput && pe.Code != apierr.NotImplemented {
+			if pe.Code != tableemu.InvalidInput && pe.Code != tableemu.NotImplemented {
 				t.Fatalf("ParseFilter(%q): code %s", s, pe.Code)
 			}
 			if pe.Pos < 0 || pe.Pos > len(s) || pe.Message == "" || !utf8.ValidString(pe.Message) {

@@ -3,15 +3,15 @@
 // sealed AST), the reference evaluator Eval that fixes its semantics, and
 // the $select and $top parameters (PROTOCOL.md 6.1-6.5). It knows nothing of
 // SQL or HTTP: the store compiles what it can of an Expr to SQL and runs
-// Eval on the rest, and errors carry an apierr code for the HTTP layer.
+// Eval on the rest, and errors carry a code of the root error table for the HTTP layer.
 package odata
 
 import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Limits on a filter.
@@ -64,7 +64,7 @@ func ParseFilter(s string) (Expr, error) {
 			}
 			i += n
 		}
-		return nil, newError(apierr.InvalidInput, i,
+		return nil, newError(tableemu.InvalidInput, i,
 			"Syntax error: the filter is not valid UTF-8 at position %d in '%s'.", i, echo(s))
 	}
 	p := &parser{src: s, lex: lexer{src: s}}
@@ -113,7 +113,7 @@ func (p *parser) unexpected(expected string) *Error {
 func (p *parser) enter(pos int) *Error {
 	p.depth++
 	if p.depth > MaxDepth {
-		return newError(apierr.InvalidInput, pos,
+		return newError(tableemu.InvalidInput, pos,
 			"The recursion limit has been exceeded at position %d in '%s'. At most %d nested parentheses or 'not' operators are allowed.",
 			pos, echo(p.src), MaxDepth)
 	}
@@ -126,7 +126,7 @@ func (p *parser) enter(pos int) *Error {
 func (p *parser) count(pos int) *Error {
 	p.comparisons++
 	if p.comparisons > MaxComparisons {
-		return newError(apierr.InvalidInput, pos,
+		return newError(tableemu.InvalidInput, pos,
 			"The filter has more than %d comparisons; comparison %d starts at position %d in '%s'.",
 			MaxComparisons, p.comparisons, pos, echo(p.src))
 	}
@@ -283,7 +283,7 @@ func (p *parser) standalone(t token) (Expr, *Error) {
 		// $filter=true is a constant-only condition, like 1 eq 1.
 		return p.reject(constantError(p.src, t.pos))
 	}
-	return p.reject(newError(apierr.InvalidInput, t.pos,
+	return p.reject(newError(tableemu.InvalidInput, t.pos,
 		"Expression of type 'Edm.Boolean' expected at position %d in '%s'. A literal needs a comparison with a property.",
 		t.pos, echo(p.src)))
 }
@@ -297,7 +297,7 @@ func (p *parser) comparison(l token, op CompareOp, r token) (Expr, *Error) {
 	case r.kind == tNull:
 		return p.reject(nullError(p.src, r.pos))
 	case l.kind == tIdent && r.kind == tIdent:
-		return p.reject(newError(apierr.NotImplemented, l.pos,
+		return p.reject(newError(tableemu.NotImplemented, l.pos,
 			"The requested operation is not implemented on the specified resource. Comparing two properties ('%s %s %s' at position %d) is not supported: one side must be a literal.",
 			l.text, op, r.text, l.pos))
 	case l.kind == tLiteral && r.kind == tLiteral:
@@ -315,7 +315,7 @@ func (p *parser) comparison(l token, op CompareOp, r token) (Expr, *Error) {
 // The service does not evaluate conditions without a property: 501
 // (PROTOCOL.md 6.1).
 func constantError(src string, pos int) *Error {
-	return newError(apierr.NotImplemented, pos,
+	return newError(tableemu.NotImplemented, pos,
 		"The requested operation is not implemented on the specified resource. A condition without a property (position %d in '%s') is not supported: compare a property with a literal.",
 		pos, echo(src))
 }
@@ -323,6 +323,6 @@ func constantError(src string, pos int) *Error {
 // null literals are not allowed (PROTOCOL.md 6.1, DOC Query Entities); a
 // missing property already makes every comparison false.
 func nullError(src string, pos int) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"The 'null' literal at position %d in '%s' is not supported.", pos, echo(src))
 }

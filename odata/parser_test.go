@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -196,13 +196,13 @@ func TestParseFilterTree(t *testing.T) {
 
 func TestParseFilterErrors(t *testing.T) {
 	const (
-		bad = apierr.InvalidInput
-		ni  = apierr.NotImplemented
+		bad = tableemu.InvalidInput
+		ni  = tableemu.NotImplemented
 	)
 	tests := []struct {
 		name  string
 		input string
-		code  apierr.Code
+		code  tableemu.Code
 		pos   int
 		msg   string // the message starts with this
 	}{
@@ -301,8 +301,8 @@ func TestParseFilterErrors(t *testing.T) {
 			if tt.code == ni {
 				wantStatus = 501
 			}
-			if got := apierr.From(err); got.Status != wantStatus || got.Code != tt.code {
-				t.Fatalf("apierr.From = %+v, want status %d", got, wantStatus)
+			if got := tableemu.From(err); got.Status != wantStatus || got.Code != tt.code {
+				t.Fatalf("tableemu.From = %+v, want status %d", got, wantStatus)
 			}
 		})
 	}
@@ -325,7 +325,7 @@ func TestComparisonLimit(t *testing.T) {
 		f := comparisons(MaxComparisons+1, op)
 		_, err := ParseFilter(f)
 		var pe *Error
-		if !errors.As(err, &pe) || pe.Code != apierr.InvalidInput || !strings.Contains(pe.Message, "more than 15 comparisons") {
+		if !errors.As(err, &pe) || pe.Code != tableemu.InvalidInput || !strings.Contains(pe.Message, "more than 15 comparisons") {
 			t.Fatalf("16 comparisons: %v", err)
 		}
 		if want := strings.LastIndex(f, "a eq 1"); pe.Pos != want {
@@ -372,7 +372,7 @@ func TestDepthLimit(t *testing.T) {
 	for _, tt := range bad {
 		_, err := ParseFilter(tt.input)
 		var pe *Error
-		if !errors.As(err, &pe) || pe.Code != apierr.InvalidInput || pe.Pos != tt.pos ||
+		if !errors.As(err, &pe) || pe.Code != tableemu.InvalidInput || pe.Pos != tt.pos ||
 			!strings.HasPrefix(pe.Message, "The recursion limit has been exceeded") {
 			t.Errorf("depth %d: got %v, want recursion error at %d", MaxDepth+1, err, tt.pos)
 		}

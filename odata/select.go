@@ -3,7 +3,7 @@ package odata
 import (
 	"strings"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // MaxSelect is the number of properties a $select may name (PROTOCOL.md
@@ -55,7 +55,7 @@ func ParseSelect(s string) ([]string, error) {
 		}
 		if !seen[name] {
 			if len(names) == MaxSelect {
-				return nil, newError(apierr.InvalidInput, at,
+				return nil, newError(tableemu.InvalidInput, at,
 					"The $select names more than %d properties; property %d starts at position %d.",
 					MaxSelect, MaxSelect+1, at)
 			}
@@ -68,7 +68,7 @@ func ParseSelect(s string) ([]string, error) {
 }
 
 func selectError(s string, pos int, expected string) *Error {
-	return newError(apierr.InvalidInput, pos,
+	return newError(tableemu.InvalidInput, pos,
 		"Syntax error at position %d in $select '%s'. Expected %s.", pos, echo(s), expected)
 }
 
@@ -104,5 +104,5 @@ func ParseTop(s string) (int, error) {
 }
 
 func topError(pos int) *Error {
-	return &Error{Code: apierr.InvalidInput, Pos: pos, Message: "One of the request inputs is not valid."}
+	return &Error{Code: tableemu.InvalidInput, Pos: pos, Message: "One of the request inputs is not valid."}
 }

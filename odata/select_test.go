@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 func TestParseSelect(t *testing.T) {
@@ -72,7 +72,7 @@ func TestParseSelectErrors(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("ParseSelect(%q) = %q, %v; want *Error", tt.input, got, err)
 			}
-			if pe.Code != apierr.InvalidInput || pe.Pos != tt.pos {
+			if pe.Code != tableemu.InvalidInput || pe.Pos != tt.pos {
 				t.Fatalf("ParseSelect(%q) error {%s %d %q}, want {InvalidInput %d}", tt.input, pe.Code, pe.Pos, pe.Message, tt.pos)
 			}
 		})
@@ -95,7 +95,7 @@ func TestParseSelectLimit(t *testing.T) {
 	}
 	_, err = ParseSelect(strings.Join(names, ","))
 	var pe *Error
-	if !errors.As(err, &pe) || pe.Code != apierr.InvalidInput {
+	if !errors.As(err, &pe) || pe.Code != tableemu.InvalidInput {
 		t.Fatalf("%d names: %v, want InvalidInput", MaxSelect+1, err)
 	}
 }
@@ -111,7 +111,7 @@ func TestParseTop(t *testing.T) {
 	for _, in := range []string{"0", "00", "-1", "1001", "10000", "abc", "1.5", "+5", " 5", "5 ", "1e3", "0x10", "99999999999999999999", "-0"} {
 		got, err := ParseTop(in)
 		var pe *Error
-		if !errors.As(err, &pe) || pe.Code != apierr.InvalidInput || pe.Message != "One of the request inputs is not valid." {
+		if !errors.As(err, &pe) || pe.Code != tableemu.InvalidInput || pe.Message != "One of the request inputs is not valid." {
 			t.Errorf("ParseTop(%q) = %d, %v; want InvalidInput", in, got, err)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Decoded is an entity read from a request body.
@@ -34,7 +34,7 @@ func (d *Decoded) RequireKeys() error {
 	if d.HasPartitionKey && d.HasRowKey {
 		return nil
 	}
-	return apierr.New(apierr.PropertiesNeedValue)
+	return tableemu.New(tableemu.PropertiesNeedValue)
 }
 
 const (
@@ -147,7 +147,7 @@ func isAnnotation(name string) bool {
 // checkDuplicates refuses any key sent twice, annotations included.
 func checkDuplicates(members []member) error {
 	dup := func(name string) error {
-		return apierr.Newf(apierr.DuplicatePropertiesSpecified,
+		return tableemu.Newf(tableemu.DuplicatePropertiesSpecified,
 			"A property is specified more than one time. The key %s appears more than once in the entity.", quote(name))
 	}
 	if len(members) <= 16 {
@@ -341,7 +341,7 @@ func dateTimeRange(prop, text string) error {
 	if t, ok := looseDateTime(text); ok {
 		shown = t.Format("01/02/2006 15:04:05")
 	}
-	return apierr.Newf(apierr.OutOfRangeInput, "The '%s' parameter of value '%s' is out of range.", prop, shown)
+	return tableemu.Newf(tableemu.OutOfRangeInput, "The '%s' parameter of value '%s' is out of range.", prop, shown)
 }
 
 // looseDateTime reads the date-time edm.ParseDateTime refused for its range

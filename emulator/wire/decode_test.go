@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 func dt(s string) edm.Value {
@@ -167,13 +167,13 @@ func TestDecodeKeysAbsent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		wantCode(t, in, d.RequireKeys(), apierr.PropertiesNeedValue)
+		wantCode(t, in, d.RequireKeys(), tableemu.PropertiesNeedValue)
 	}
 }
 
-func wantCode(t *testing.T, what string, err error, code apierr.Code) {
+func wantCode(t *testing.T, what string, err error, code tableemu.Code) {
 	t.Helper()
-	var e *apierr.Error
+	var e *tableemu.Error
 	if !errors.As(err, &e) {
 		t.Errorf("%s: error %v, want %s", what, err, code)
 		return
@@ -187,95 +187,95 @@ func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		code apierr.Code
+		code tableemu.Code
 		msg  string // a fragment of the message
 	}{
-		{"empty body", ``, apierr.InvalidInput, "empty"},
-		{"whitespace body", " \n", apierr.InvalidInput, "empty"},
-		{"array body", `[{"PartitionKey":"p"}]`, apierr.InvalidInput, "array"},
-		{"string body", `"x"`, apierr.InvalidInput, "expected '{'"},
-		{"unterminated object", `{"PartitionKey":"p"`, apierr.InvalidInput, "end of body"},
-		{"missing colon", `{"a" 1}`, apierr.InvalidInput, "expected ':'"},
-		{"missing comma", `{"a":1 "b":2}`, apierr.InvalidInput, "expected ',' or '}'"},
-		{"trailing comma", `{"a":1,}`, apierr.InvalidInput, "property name"},
-		{"unquoted name", `{a:1}`, apierr.InvalidInput, "property name"},
-		{"single quotes", `{'a':1}`, apierr.InvalidInput, "property name"},
-		{"trailing garbage", `{"a":1}x`, apierr.InvalidInput, "after the end"},
-		{"two objects", `{"a":1}{"b":2}`, apierr.InvalidInput, "after the end"},
-		{"nested object", `{"a":{"b":1}}`, apierr.InvalidInput, "object value"},
-		{"nested array", `{"a":[1]}`, apierr.InvalidInput, "array value"},
-		{"bad literal", `{"a":tru}`, apierr.InvalidInput, "expected true"},
-		{"NaN literal", `{"a":NaN}`, apierr.InvalidInput, "expected a value"},
-		{"leading plus", `{"a":+1}`, apierr.InvalidInput, "expected a value"},
-		{"leading zero", `{"a":01}`, apierr.InvalidInput, "expected ',' or '}'"},
-		{"bare dot", `{"a":1.}`, apierr.InvalidInput, "after '.'"},
-		{"bare exponent", `{"a":1e}`, apierr.InvalidInput, "exponent"},
-		{"minus alone", `{"a":-}`, apierr.InvalidInput, "expected a digit"},
-		{"raw control char", "{\"a\":\"x\ty\"}", apierr.InvalidInput, "control character"},
-		{"bad escape", `{"a":"\x"}`, apierr.InvalidInput, "invalid escape"},
-		{"short unicode escape", `{"a":"\u12"}`, apierr.InvalidInput, "four hexadecimal"},
-		{"lone high surrogate", `{"a":"\uD800"}`, apierr.InvalidInput, "surrogate"},
-		{"high then non-low", `{"a":"\uD800\u0041"}`, apierr.InvalidInput, "surrogate"},
-		{"lone low surrogate", `{"a":"\uDC00"}`, apierr.InvalidInput, "surrogate"},
-		{"invalid UTF-8", "{\"a\":\"\xff\"}", apierr.InvalidInput, "UTF-8"},
-		{"invalid UTF-8 after escape", "{\"a\":\"\\n\xc3\"}", apierr.InvalidInput, "UTF-8"},
-		{"invalid UTF-8 in name", "{\"\xe2\x82\":1}", apierr.InvalidInput, "UTF-8"},
-		{"unterminated string", `{"a":"abc`, apierr.InvalidInput, "ends inside"},
+		{"empty body", ``, tableemu.InvalidInput, "empty"},
+		{"whitespace body", " \n", tableemu.InvalidInput, "empty"},
+		{"array body", `[{"PartitionKey":"p"}]`, tableemu.InvalidInput, "array"},
+		{"string body", `"x"`, tableemu.InvalidInput, "expected '{'"},
+		{"unterminated object", `{"PartitionKey":"p"`, tableemu.InvalidInput, "end of body"},
+		{"missing colon", `{"a" 1}`, tableemu.InvalidInput, "expected ':'"},
+		{"missing comma", `{"a":1 "b":2}`, tableemu.InvalidInput, "expected ',' or '}'"},
+		{"trailing comma", `{"a":1,}`, tableemu.InvalidInput, "property name"},
+		{"unquoted name", `{a:1}`, tableemu.InvalidInput, "property name"},
+		{"single quotes", `{'a':1}`, tableemu.InvalidInput, "property name"},
+		{"trailing garbage", `{"a":1}x`, tableemu.InvalidInput, "after the end"},
+		{"two objects", `{"a":1}{"b":2}`, tableemu.InvalidInput, "after the end"},
+		{"nested object", `{"a":{"b":1}}`, tableemu.InvalidInput, "object value"},
+		{"nested array", `{"a":[1]}`, tableemu.InvalidInput, "array value"},
+		{"bad literal", `{"a":tru}`, tableemu.InvalidInput, "expected true"},
+		{"NaN literal", `{"a":NaN}`, tableemu.InvalidInput, "expected a value"},
+		{"leading plus", `{"a":+1}`, tableemu.InvalidInput, "expected a value"},
+		{"leading zero", `{"a":01}`, tableemu.InvalidInput, "expected ',' or '}'"},
+		{"bare dot", `{"a":1.}`, tableemu.InvalidInput, "after '.'"},
+		{"bare exponent", `{"a":1e}`, tableemu.InvalidInput, "exponent"},
+		{"minus alone", `{"a":-}`, tableemu.InvalidInput, "expected a digit"},
+		{"raw control char", "{\"a\":\"x\ty\"}", tableemu.InvalidInput, "control character"},
+		{"bad escape", `{"a":"\x"}`, tableemu.InvalidInput, "invalid escape"},
+		{"short unicode escape", `{"a":"\u12"}`, tableemu.InvalidInput, "four hexadecimal"},
+		{"lone high surrogate", `{"a":"\uD800"}`, tableemu.InvalidInput, "surrogate"},
+		{"high then non-low", `{"a":"\uD800\u0041"}`, tableemu.InvalidInput, "surrogate"},
+		{"lone low surrogate", `{"a":"\uDC00"}`, tableemu.InvalidInput, "surrogate"},
+		{"invalid UTF-8", "{\"a\":\"\xff\"}", tableemu.InvalidInput, "UTF-8"},
+		{"invalid UTF-8 after escape", "{\"a\":\"\\n\xc3\"}", tableemu.InvalidInput, "UTF-8"},
+		{"invalid UTF-8 in name", "{\"\xe2\x82\":1}", tableemu.InvalidInput, "UTF-8"},
+		{"unterminated string", `{"a":"abc`, tableemu.InvalidInput, "ends inside"},
 
-		{"duplicate property", `{"a":1,"a":2}`, apierr.DuplicatePropertiesSpecified, `"a"`},
-		{"duplicate with null", `{"a":null,"a":2}`, apierr.DuplicatePropertiesSpecified, ""},
-		{"duplicate key", `{"PartitionKey":"p","PartitionKey":"q"}`, apierr.DuplicatePropertiesSpecified, ""},
-		{"duplicate annotation", `{"a@odata.type":"Edm.Int32","a@odata.type":"Edm.Int32","a":1}`, apierr.DuplicatePropertiesSpecified, ""},
+		{"duplicate property", `{"a":1,"a":2}`, tableemu.DuplicatePropertiesSpecified, `"a"`},
+		{"duplicate with null", `{"a":null,"a":2}`, tableemu.DuplicatePropertiesSpecified, ""},
+		{"duplicate key", `{"PartitionKey":"p","PartitionKey":"q"}`, tableemu.DuplicatePropertiesSpecified, ""},
+		{"duplicate annotation", `{"a@odata.type":"Edm.Int32","a@odata.type":"Edm.Int32","a":1}`, tableemu.DuplicatePropertiesSpecified, ""},
 
-		{"unknown type", body(`"X@odata.type":"Edm.Decimal","X":"1"`), apierr.InvalidInput, "unknown type"},
-		{"lowercase type", body(`"X@odata.type":"edm.int32","X":1`), apierr.InvalidInput, "unknown type"},
-		{"annotation not a string", body(`"X@odata.type":5,"X":1`), apierr.InvalidInput, "must be a string"},
-		{"unknown type on absent property", body(`"X@odata.type":"Edm.Nope"`), apierr.InvalidInput, "unknown type"},
+		{"unknown type", body(`"X@odata.type":"Edm.Decimal","X":"1"`), tableemu.InvalidInput, "unknown type"},
+		{"lowercase type", body(`"X@odata.type":"edm.int32","X":1`), tableemu.InvalidInput, "unknown type"},
+		{"annotation not a string", body(`"X@odata.type":5,"X":1`), tableemu.InvalidInput, "must be a string"},
+		{"unknown type on absent property", body(`"X@odata.type":"Edm.Nope"`), tableemu.InvalidInput, "unknown type"},
 
-		{"numeric PartitionKey", `{"PartitionKey":1,"RowKey":"r"}`, apierr.InvalidInput, "PartitionKey must be a string"},
-		{"boolean RowKey", `{"PartitionKey":"p","RowKey":true}`, apierr.InvalidInput, "RowKey must be a string"},
-		{"Double RowKey", `{"PartitionKey":"p","RowKey":3.14,"RowKey@odata.type":"Edm.Double"}`, apierr.InvalidInput, "RowKey"},
-		{"DateTime PartitionKey", `{"PartitionKey":"2020-01-01T00:00:00Z","PartitionKey@odata.type":"Edm.DateTime","RowKey":"r"}`, apierr.InvalidInput, "Edm.DateTime"},
-		{"Guid RowKey", `{"PartitionKey":"p","RowKey@odata.type":"Edm.Guid","RowKey":"c9da6455-213d-42c9-9a79-3e9149a57833"}`, apierr.InvalidInput, "Edm.Guid"},
+		{"numeric PartitionKey", `{"PartitionKey":1,"RowKey":"r"}`, tableemu.InvalidInput, "PartitionKey must be a string"},
+		{"boolean RowKey", `{"PartitionKey":"p","RowKey":true}`, tableemu.InvalidInput, "RowKey must be a string"},
+		{"Double RowKey", `{"PartitionKey":"p","RowKey":3.14,"RowKey@odata.type":"Edm.Double"}`, tableemu.InvalidInput, "RowKey"},
+		{"DateTime PartitionKey", `{"PartitionKey":"2020-01-01T00:00:00Z","PartitionKey@odata.type":"Edm.DateTime","RowKey":"r"}`, tableemu.InvalidInput, "Edm.DateTime"},
+		{"Guid RowKey", `{"PartitionKey":"p","RowKey@odata.type":"Edm.Guid","RowKey":"c9da6455-213d-42c9-9a79-3e9149a57833"}`, tableemu.InvalidInput, "Edm.Guid"},
 
-		{"Edm.String number", body(`"X@odata.type":"Edm.String","X":1`), apierr.InvalidInput, "Edm.String"},
-		{"Edm.Int32 fraction", body(`"X@odata.type":"Edm.Int32","X":1.5`), apierr.InvalidInput, "Edm.Int32"},
-		{"Edm.Int32 overflow", body(`"X@odata.type":"Edm.Int32","X":2147483648`), apierr.InvalidInput, "Int32 range"},
-		{"Edm.Int32 string overflow", body(`"X@odata.type":"Edm.Int32","X":"-2147483649"`), apierr.InvalidInput, "Int32 range"},
-		{"Edm.Int32 text", body(`"X@odata.type":"Edm.Int32","X":"12a"`), apierr.InvalidInput, "Edm.Int32"},
-		{"Edm.Int32 Infinity", body(`"X@odata.type":"Edm.Int32","X":"Infinity"`), apierr.InvalidInput, "Edm.Int32"},
-		{"Edm.Int32 bool", body(`"X@odata.type":"Edm.Int32","X":true`), apierr.InvalidInput, "a boolean"},
-		{"Edm.Int64 abc", body(`"X@odata.type":"Edm.Int64","X":"abc"`), apierr.InvalidInput, "Edm.Int64"},
-		{"Edm.Int64 2^63", body(`"X@odata.type":"Edm.Int64","X":"9223372036854775808"`), apierr.InvalidInput, "Int64 range"},
-		{"Edm.Int64 empty", body(`"X@odata.type":"Edm.Int64","X":""`), apierr.InvalidInput, "Edm.Int64"},
-		{"Edm.Int64 sign only", body(`"X@odata.type":"Edm.Int64","X":"-"`), apierr.InvalidInput, "Edm.Int64"},
-		{"Edm.Int64 exponent number", body(`"X@odata.type":"Edm.Int64","X":1e3`), apierr.InvalidInput, "Edm.Int64"},
-		{"Edm.Double overflow string", body(`"X@odata.type":"Edm.Double","X":"13e7705"`), apierr.InvalidInput, "Edm.Double"},
-		{"Edm.Double overflow number", body(`"X@odata.type":"Edm.Double","X":13e7705`), apierr.InvalidInput, "range of Edm.Double"},
-		{"untyped overflow", body(`"X":1.797693134862316e308`), apierr.InvalidInput, "range of Edm.Double"},
-		{"untyped huge integer", body(`"X":1` + strings.Repeat("0", 400)), apierr.InvalidInput, "range of Edm.Double"},
-		{"Edm.Double text", body(`"X@odata.type":"Edm.Double","X":"abc"`), apierr.InvalidInput, "Edm.Double"},
-		{"Edm.Double hex", body(`"X@odata.type":"Edm.Double","X":"0x10"`), apierr.InvalidInput, "Edm.Double"},
-		{"Edm.Double bool", body(`"X@odata.type":"Edm.Double","X":false`), apierr.InvalidInput, "Edm.Double"},
-		{"Edm.Boolean number", body(`"X@odata.type":"Edm.Boolean","X":1`), apierr.InvalidInput, "Edm.Boolean"},
-		{"Edm.Boolean yes", body(`"X@odata.type":"Edm.Boolean","X":"yes"`), apierr.InvalidInput, "Edm.Boolean"},
-		{"Edm.DateTime syntax", body(`"X@odata.type":"Edm.DateTime","X":"yesterday"`), apierr.InvalidInput, "Edm.DateTime"},
-		{"Edm.DateTime number", body(`"X@odata.type":"Edm.DateTime","X":0`), apierr.InvalidInput, "Edm.DateTime"},
-		{"Edm.DateTime Feb 30", body(`"X@odata.type":"Edm.DateTime","X":"2021-02-30T00:00:00Z"`), apierr.InvalidInput, "Edm.DateTime"},
-		{"Edm.DateTime 1600", body(`"D@odata.type":"Edm.DateTime","D":"1600-12-31T23:59:59.9999999Z"`), apierr.OutOfRangeInput,
+		{"Edm.String number", body(`"X@odata.type":"Edm.String","X":1`), tableemu.InvalidInput, "Edm.String"},
+		{"Edm.Int32 fraction", body(`"X@odata.type":"Edm.Int32","X":1.5`), tableemu.InvalidInput, "Edm.Int32"},
+		{"Edm.Int32 overflow", body(`"X@odata.type":"Edm.Int32","X":2147483648`), tableemu.InvalidInput, "Int32 range"},
+		{"Edm.Int32 string overflow", body(`"X@odata.type":"Edm.Int32","X":"-2147483649"`), tableemu.InvalidInput, "Int32 range"},
+		{"Edm.Int32 text", body(`"X@odata.type":"Edm.Int32","X":"12a"`), tableemu.InvalidInput, "Edm.Int32"},
+		{"Edm.Int32 Infinity", body(`"X@odata.type":"Edm.Int32","X":"Infinity"`), tableemu.InvalidInput, "Edm.Int32"},
+		{"Edm.Int32 bool", body(`"X@odata.type":"Edm.Int32","X":true`), tableemu.InvalidInput, "a boolean"},
+		{"Edm.Int64 abc", body(`"X@odata.type":"Edm.Int64","X":"abc"`), tableemu.InvalidInput, "Edm.Int64"},
+		{"Edm.Int64 2^63", body(`"X@odata.type":"Edm.Int64","X":"9223372036854775808"`), tableemu.InvalidInput, "Int64 range"},
+		{"Edm.Int64 empty", body(`"X@odata.type":"Edm.Int64","X":""`), tableemu.InvalidInput, "Edm.Int64"},
+		{"Edm.Int64 sign only", body(`"X@odata.type":"Edm.Int64","X":"-"`), tableemu.InvalidInput, "Edm.Int64"},
+		{"Edm.Int64 exponent number", body(`"X@odata.type":"Edm.Int64","X":1e3`), tableemu.InvalidInput, "Edm.Int64"},
+		{"Edm.Double overflow string", body(`"X@odata.type":"Edm.Double","X":"13e7705"`), tableemu.InvalidInput, "Edm.Double"},
+		{"Edm.Double overflow number", body(`"X@odata.type":"Edm.Double","X":13e7705`), tableemu.InvalidInput, "range of Edm.Double"},
+		{"untyped overflow", body(`"X":1.797693134862316e308`), tableemu.InvalidInput, "range of Edm.Double"},
+		{"untyped huge integer", body(`"X":1` + strings.Repeat("0", 400)), tableemu.InvalidInput, "range of Edm.Double"},
+		{"Edm.Double text", body(`"X@odata.type":"Edm.Double","X":"abc"`), tableemu.InvalidInput, "Edm.Double"},
+		{"Edm.Double hex", body(`"X@odata.type":"Edm.Double","X":"0x10"`), tableemu.InvalidInput, "Edm.Double"},
+		{"Edm.Double bool", body(`"X@odata.type":"Edm.Double","X":false`), tableemu.InvalidInput, "Edm.Double"},
+		{"Edm.Boolean number", body(`"X@odata.type":"Edm.Boolean","X":1`), tableemu.InvalidInput, "Edm.Boolean"},
+		{"Edm.Boolean yes", body(`"X@odata.type":"Edm.Boolean","X":"yes"`), tableemu.InvalidInput, "Edm.Boolean"},
+		{"Edm.DateTime syntax", body(`"X@odata.type":"Edm.DateTime","X":"yesterday"`), tableemu.InvalidInput, "Edm.DateTime"},
+		{"Edm.DateTime number", body(`"X@odata.type":"Edm.DateTime","X":0`), tableemu.InvalidInput, "Edm.DateTime"},
+		{"Edm.DateTime Feb 30", body(`"X@odata.type":"Edm.DateTime","X":"2021-02-30T00:00:00Z"`), tableemu.InvalidInput, "Edm.DateTime"},
+		{"Edm.DateTime 1600", body(`"D@odata.type":"Edm.DateTime","D":"1600-12-31T23:59:59.9999999Z"`), tableemu.OutOfRangeInput,
 			"The 'D' parameter of value '12/31/1600 23:59:59' is out of range."},
-		{"Edm.DateTime Go zero time", body(`"When@odata.type":"Edm.DateTime","When":"0001-01-01T00:00:00Z"`), apierr.OutOfRangeInput,
+		{"Edm.DateTime Go zero time", body(`"When@odata.type":"Edm.DateTime","When":"0001-01-01T00:00:00Z"`), tableemu.OutOfRangeInput,
 			"The 'When' parameter of value '01/01/0001 00:00:00' is out of range."},
-		{"Edm.DateTime offset below", body(`"D@odata.type":"Edm.DateTime","D":"1601-01-01T00:30:00+01:00"`), apierr.OutOfRangeInput,
+		{"Edm.DateTime offset below", body(`"D@odata.type":"Edm.DateTime","D":"1601-01-01T00:30:00+01:00"`), tableemu.OutOfRangeInput,
 			"The 'D' parameter of value '12/31/1600 23:30:00' is out of range."},
-		{"Edm.DateTime offset above", body(`"D@odata.type":"Edm.DateTime","D":"9999-12-31T23:59:59-01:00"`), apierr.OutOfRangeInput,
+		{"Edm.DateTime offset above", body(`"D@odata.type":"Edm.DateTime","D":"9999-12-31T23:59:59-01:00"`), tableemu.OutOfRangeInput,
 			"The 'D' parameter of value '01/01/10000 00:59:59' is out of range."},
-		{"Edm.Guid short", body(`"X@odata.type":"Edm.Guid","X":"c9da6455"`), apierr.InvalidInput, "Edm.Guid"},
-		{"Edm.Guid braces", body(`"X@odata.type":"Edm.Guid","X":"{c9da6455-213d-42c9-9a79-3e9149a57833}"`), apierr.InvalidInput, "Edm.Guid"},
-		{"Edm.Binary bad base64", body(`"X@odata.type":"Edm.Binary","X":"!!!"`), apierr.InvalidInput, "Edm.Binary"},
-		{"Edm.Binary unpadded", body(`"X@odata.type":"Edm.Binary","X":"QQ"`), apierr.InvalidInput, "Edm.Binary"},
-		{"Edm.Binary url alphabet", body(`"X@odata.type":"Edm.Binary","X":"-_8="`), apierr.InvalidInput, "Edm.Binary"},
-		{"Edm.Binary number", body(`"X@odata.type":"Edm.Binary","X":12`), apierr.InvalidInput, "Edm.Binary"},
+		{"Edm.Guid short", body(`"X@odata.type":"Edm.Guid","X":"c9da6455"`), tableemu.InvalidInput, "Edm.Guid"},
+		{"Edm.Guid braces", body(`"X@odata.type":"Edm.Guid","X":"{c9da6455-213d-42c9-9a79-3e9149a57833}"`), tableemu.InvalidInput, "Edm.Guid"},
+		{"Edm.Binary bad base64", body(`"X@odata.type":"Edm.Binary","X":"!!!"`), tableemu.InvalidInput, "Edm.Binary"},
+		{"Edm.Binary unpadded", body(`"X@odata.type":"Edm.Binary","X":"QQ"`), tableemu.InvalidInput, "Edm.Binary"},
+		{"Edm.Binary url alphabet", body(`"X@odata.type":"Edm.Binary","X":"-_8="`), tableemu.InvalidInput, "Edm.Binary"},
+		{"Edm.Binary number", body(`"X@odata.type":"Edm.Binary","X":12`), tableemu.InvalidInput, "Edm.Binary"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,11 +284,11 @@ func TestDecodeErrors(t *testing.T) {
 				t.Fatalf("DecodeEntity(%q) = %+v, want %s", tt.in, d, tt.code)
 			}
 			wantCode(t, tt.name, err, tt.code)
-			var e *apierr.Error
+			var e *tableemu.Error
 			if errors.As(err, &e) && !strings.Contains(e.Message, tt.msg) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.msg)
 			}
-			if tt.code == apierr.InvalidInput && !strings.HasPrefix(e.Message, "One of the request inputs is not valid. ") {
+			if tt.code == tableemu.InvalidInput && !strings.HasPrefix(e.Message, "One of the request inputs is not valid. ") {
 				t.Errorf("InvalidInput message %q lacks the service's sentence", e.Message)
 			}
 		})
@@ -305,7 +305,7 @@ func TestDecodeDeepNesting(t *testing.T) {
 	} {
 		start := time.Now()
 		_, err := DecodeEntity([]byte(in))
-		wantCode(t, "nesting", err, apierr.InvalidInput)
+		wantCode(t, "nesting", err, tableemu.InvalidInput)
 		if d := time.Since(start); d > 50*time.Millisecond {
 			t.Errorf("nested input took %v", d)
 		}
@@ -320,7 +320,7 @@ func TestDecodeManyPropertiesDuplicate(t *testing.T) {
 	}
 	b.WriteString(`,"PBa":2}`)
 	_, err := DecodeEntity([]byte(b.String()))
-	wantCode(t, "many", err, apierr.DuplicatePropertiesSpecified)
+	wantCode(t, "many", err, tableemu.DuplicatePropertiesSpecified)
 }
 
 // The aztables Go SDK's quirks (PROTOCOL.md 13): an embedded Entity always

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"strconv"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Level is an OData JSON metadata level (PROTOCOL.md 4.1).

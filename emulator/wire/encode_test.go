@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // ts is 2021-09-08T18:58:49.7704959Z, the WIRE-GO example instant.

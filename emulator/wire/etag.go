@@ -3,7 +3,7 @@ package wire
 import (
 	"strings"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // ETag renders the entity ETag for a Timestamp in ticks:

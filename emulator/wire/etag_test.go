@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 func TestETag(t *testing.T) {

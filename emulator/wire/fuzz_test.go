@@ -5,11 +5,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // FuzzDecodeEntity: DecodeEntity never panics and fails only with a 400
-// *apierr.Error; whatever it decodes re-encodes (minimal and full metadata)
+// *tableemu.Error; whatever it decodes re-encodes (minimal and full metadata)
 // to valid JSON that decodes to the same entity; ValidateEntity never
 // panics on it either.
 func FuzzDecodeEntity(f *testing.F) {
@@ -35,9 +35,9 @@ func FuzzDecodeEntity(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := DecodeEntity(in)
 		if err != nil {
-			var e *apierr.Error
+			var e *tableemu.Error
 			if !errors.As(err, &e) || e.Status != 400 {
-				t.Fatalf("error %v is not a 400 *apierr.Error", err)
+				t.Fatalf("error %v is not a 400 *tableemu.Error", err)
 			}
 			return
 		}

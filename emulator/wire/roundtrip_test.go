@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // sameEntity compares keys and properties (names, order, types and values,

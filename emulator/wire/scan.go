@@ -13,7 +13,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
+	"github.com/tableemu/tableemu"
 )
 
 // kind is the JSON type of a member's value.
@@ -375,9 +375,9 @@ func (s *scanner) syntax(what string) error {
 const invalidMessage = "One of the request inputs is not valid. "
 
 func invalidBody(detail string) error {
-	return apierr.Newf(apierr.InvalidInput, "%s%s", invalidMessage, upperFirst(detail))
+	return tableemu.Newf(tableemu.InvalidInput, "%s%s", invalidMessage, upperFirst(detail))
 }
 
 func invalidBodyf(format string, args ...any) error {
-	return apierr.Newf(apierr.InvalidInput, invalidMessage+"%s", upperFirst(sprintf(format, args...)))
+	return tableemu.Newf(tableemu.InvalidInput, invalidMessage+"%s", upperFirst(sprintf(format, args...)))
 }

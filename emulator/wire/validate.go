@@ -4,8 +4,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Limits of the service (PROTOCOL.md 1.5, 10). Lengths count UTF-16 code
@@ -72,13 +72,13 @@ func ValidateKey(name, value string) error {
 		}
 	}
 	if n > MaxKeyLength {
-		return apierr.New(apierr.PropertyValueTooLarge).WithDetail("%s is %d UTF-16 code units long; the limit is %d", name, n, MaxKeyLength)
+		return tableemu.New(tableemu.PropertyValueTooLarge).WithDetail("%s is %d UTF-16 code units long; the limit is %d", name, n, MaxKeyLength)
 	}
 	return nil
 }
 
 func keyOutOfRange(name, value string) error {
-	return apierr.Newf(apierr.OutOfRangeInput, "The '%s' parameter of value '%s' is out of range.", name, value)
+	return tableemu.Newf(tableemu.OutOfRangeInput, "The '%s' parameter of value '%s' is out of range.", name, value)
 }
 
 // ValidatePropertyName checks a user property's name: at most 255
@@ -104,7 +104,7 @@ func ValidatePropertyName(name string) error {
 	case n == 0:
 		return propertyNameInvalid(name)
 	case n > MaxPropertyNameLength:
-		return apierr.New(apierr.PropertyNameTooLong).WithDetail("a property name is %d characters long; the limit is %d", n, MaxPropertyNameLength)
+		return tableemu.New(tableemu.PropertyNameTooLong).WithDetail("a property name is %d characters long; the limit is %d", n, MaxPropertyNameLength)
 	}
 	switch name {
 	case "PartitionKey", "RowKey", "Timestamp":
@@ -114,7 +114,7 @@ func ValidatePropertyName(name string) error {
 }
 
 func propertyNameInvalid(name string) error {
-	return apierr.Newf(apierr.PropertyNameInvalid, "The property name is invalid. %s is not a valid property name: names start with a letter or '_' and continue with letters, digits or '_'.", quote(name))
+	return tableemu.Newf(tableemu.PropertyNameInvalid, "The property name is invalid. %s is not a valid property name: names start with a letter or '_' and continue with letters, digits or '_'.", quote(name))
 }
 
 // identStart and identPart follow the C# identifier grammar: a letter
@@ -148,7 +148,7 @@ func ValidateEntity(e *edm.Entity) error {
 		return err
 	}
 	if len(e.Properties) > MaxUserProperties {
-		return apierr.New(apierr.TooManyProperties).WithDetail("%d user properties; the limit is %d", len(e.Properties), MaxUserProperties)
+		return tableemu.New(tableemu.TooManyProperties).WithDetail("%d user properties; the limit is %d", len(e.Properties), MaxUserProperties)
 	}
 	for i := range e.Properties {
 		p := &e.Properties[i]
@@ -158,16 +158,16 @@ func ValidateEntity(e *edm.Entity) error {
 		switch p.Value.T {
 		case edm.String:
 			if len(p.Value.S) > MaxStringLength && edm.UTF16Len(p.Value.S) > MaxStringLength {
-				return apierr.New(apierr.PropertyValueTooLarge).WithDetail("string property %q is longer than %d UTF-16 code units", p.Name, MaxStringLength)
+				return tableemu.New(tableemu.PropertyValueTooLarge).WithDetail("string property %q is longer than %d UTF-16 code units", p.Name, MaxStringLength)
 			}
 		case edm.Binary:
 			if len(p.Value.B) > MaxBinaryLength {
-				return apierr.New(apierr.PropertyValueTooLarge).WithDetail("binary property %q is %d bytes; the limit is %d", p.Name, len(p.Value.B), MaxBinaryLength)
+				return tableemu.New(tableemu.PropertyValueTooLarge).WithDetail("binary property %q is %d bytes; the limit is %d", p.Name, len(p.Value.B), MaxBinaryLength)
 			}
 		}
 	}
 	if size := EntitySize(e); size > MaxEntitySize {
-		return apierr.New(apierr.EntityTooLarge).WithDetail("entity size %d exceeds %d", size, MaxEntitySize)
+		return tableemu.New(tableemu.EntityTooLarge).WithDetail("entity size %d exceeds %d", size, MaxEntitySize)
 	}
 	return nil
 }

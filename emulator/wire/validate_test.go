@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/apierr"
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 func TestValidateKey(t *testing.T) {
@@ -21,15 +21,15 @@ func TestValidateKey(t *testing.T) {
 		"\u008d", "\u009f", "ok\u0090", "\xff", "a\xc3"}
 	for _, k := range bad {
 		err := ValidateKey("PartitionKey", k)
-		wantCode(t, fmt.Sprintf("key %+q", k), err, apierr.OutOfRangeInput)
-		if e, ok := err.(*apierr.Error); ok {
+		wantCode(t, fmt.Sprintf("key %+q", k), err, tableemu.OutOfRangeInput)
+		if e, ok := err.(*tableemu.Error); ok {
 			if want := "The 'PartitionKey' parameter of value '" + k + "' is out of range."; e.Message != want {
 				t.Errorf("message %q, want %q", e.Message, want)
 			}
 		}
 	}
 	for _, k := range []string{strings.Repeat("k", MaxKeyLength+1), strings.Repeat("😀", MaxKeyLength/2) + "k", strings.Repeat("k", 2048)} {
-		wantCode(t, "long key", ValidateKey("RowKey", k), apierr.PropertyValueTooLarge)
+		wantCode(t, "long key", ValidateKey("RowKey", k), tableemu.PropertyValueTooLarge)
 	}
 }
 
@@ -44,10 +44,10 @@ func TestValidatePropertyName(t *testing.T) {
 	bad := []string{"", "123", "1a", "a-b", "a b", "a.b", "a@b", "$x", "x$", "a/b", "😀", "\u0301a", "a\x00",
 		"PartitionKey", "RowKey", "Timestamp", "٣x"}
 	for _, n := range bad {
-		wantCode(t, fmt.Sprintf("name %+q", n), ValidatePropertyName(n), apierr.PropertyNameInvalid)
+		wantCode(t, fmt.Sprintf("name %+q", n), ValidatePropertyName(n), tableemu.PropertyNameInvalid)
 	}
-	wantCode(t, "256 chars", ValidatePropertyName(strings.Repeat("n", MaxPropertyNameLength+1)), apierr.PropertyNameTooLong)
-	wantCode(t, "128 supplementary letters", ValidatePropertyName(strings.Repeat("\U00010400", 128)), apierr.PropertyNameTooLong)
+	wantCode(t, "256 chars", ValidatePropertyName(strings.Repeat("n", MaxPropertyNameLength+1)), tableemu.PropertyNameTooLong)
+	wantCode(t, "128 supplementary letters", ValidatePropertyName(strings.Repeat("\U00010400", 128)), tableemu.PropertyNameTooLong)
 }
 
 func entityWith(props ...edm.Property) *edm.Entity {
@@ -65,7 +65,7 @@ func TestValidateEntityLimits(t *testing.T) {
 	if err := ValidateEntity(entityWith(props(MaxUserProperties)...)); err != nil {
 		t.Errorf("252 properties: %v", err)
 	}
-	wantCode(t, "253 properties", ValidateEntity(entityWith(props(MaxUserProperties+1)...)), apierr.TooManyProperties)
+	wantCode(t, "253 properties", ValidateEntity(entityWith(props(MaxUserProperties+1)...)), tableemu.TooManyProperties)
 
 	str := func(s string) *edm.Entity { return entityWith(edm.Property{Name: "S", Value: edm.NewString(s)}) }
 	for _, s := range []string{strings.Repeat("a", MaxStringLength), strings.Repeat("😀", MaxStringLength/2),
@@ -75,7 +75,7 @@ func TestValidateEntityLimits(t *testing.T) {
 		}
 	}
 	for _, s := range []string{strings.Repeat("a", MaxStringLength+1), strings.Repeat("😀", MaxStringLength/2) + "a"} {
-		wantCode(t, "long string", ValidateEntity(str(s)), apierr.PropertyValueTooLarge)
+		wantCode(t, "long string", ValidateEntity(str(s)), tableemu.PropertyValueTooLarge)
 	}
 	bin := func(n int) *edm.Entity {
 		return entityWith(edm.Property{Name: "B", Value: edm.NewBinary(make([]byte, n))})
@@ -83,11 +83,11 @@ func TestValidateEntityLimits(t *testing.T) {
 	if err := ValidateEntity(bin(MaxBinaryLength)); err != nil {
 		t.Errorf("64 KiB binary: %v", err)
 	}
-	wantCode(t, "long binary", ValidateEntity(bin(MaxBinaryLength+1)), apierr.PropertyValueTooLarge)
+	wantCode(t, "long binary", ValidateEntity(bin(MaxBinaryLength+1)), tableemu.PropertyValueTooLarge)
 
-	wantCode(t, "bad key", ValidateEntity(&edm.Entity{PartitionKey: "a/b"}), apierr.OutOfRangeInput)
-	wantCode(t, "bad row key", ValidateEntity(&edm.Entity{RowKey: "#"}), apierr.OutOfRangeInput)
-	wantCode(t, "bad name", ValidateEntity(entityWith(edm.Property{Name: "1x", Value: edm.NewInt32(1)})), apierr.PropertyNameInvalid)
+	wantCode(t, "bad key", ValidateEntity(&edm.Entity{PartitionKey: "a/b"}), tableemu.OutOfRangeInput)
+	wantCode(t, "bad row key", ValidateEntity(&edm.Entity{RowKey: "#"}), tableemu.OutOfRangeInput)
+	wantCode(t, "bad name", ValidateEntity(entityWith(edm.Property{Name: "1x", Value: edm.NewInt32(1)})), tableemu.PropertyNameInvalid)
 }
 
 // bigEntity has the given EntitySize: 15 maximal strings plus a Binary
@@ -114,7 +114,7 @@ func TestValidateEntitySize(t *testing.T) {
 	if err := ValidateEntity(bigEntity(t, 1_048_488)); err != nil {
 		t.Errorf("1,048,488: %v", err)
 	}
-	wantCode(t, "1,048,489", ValidateEntity(bigEntity(t, 1_048_489)), apierr.EntityTooLarge)
+	wantCode(t, "1,048,489", ValidateEntity(bigEntity(t, 1_048_489)), tableemu.EntityTooLarge)
 }
 
 func TestEntitySize(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Automatic property indexes.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 func open(t *testing.T) *Store {

@@ -1,8 +1,11 @@
-// Package apierr is the one table of Azure Table service error codes: each
-// code's HTTP status and default message, as observed on the live service or
-// documented (PROTOCOL.md 8.3). Handlers return *Error values; one writer in
-// package emulator turns them into responses. Nothing else picks a status.
-package apierr
+// Package tableemu, the module's root, holds the one table of Azure Table
+// service error codes: each code's HTTP status and default message, as
+// observed on the live service or documented (PROTOCOL.md 8.3). Handlers
+// return *Error values; one writer in package emulator turns them into
+// responses. Nothing else picks a status. It sits at the root, importing
+// nothing of ours, so odata, auth and emulator all reach it with every
+// import pointing down (as benbjohnson/wtf keeps its domain errors).
+package tableemu
 
 import (
 	"errors"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // TestAutomaticIndex: a sparse filter that keeps scanning a large table gets

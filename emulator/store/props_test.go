@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // TestPropsAreSQLiteJSONB checks the Go-written JSONB against SQLite

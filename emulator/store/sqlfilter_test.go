@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Values at the edges of every type, mixed so that the same property name

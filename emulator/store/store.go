@@ -25,7 +25,7 @@ import (
 
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Sentinel errors. Callers compare with errors.Is.

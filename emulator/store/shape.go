@@ -1,8 +1,8 @@
 package store
 
 import (
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Shape is how the service would execute a query, in the terms of the

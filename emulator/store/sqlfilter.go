@@ -4,8 +4,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Filters are compiled to SQL over the stored JSONB (props.go) so that

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // ScanBudget is how many rows one page of Query Entities may examine. A

@@ -3,7 +3,7 @@ package store
 import (
 	"errors"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // GetEntity reads one entity; ErrEntityNotFound if absent.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tableemu/tableemu/edm"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // TestGroupCommit: many concurrent Updates, every third failing after its

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tableemu/tableemu/edm"
 	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // plannedQuery is the SQL of one page of Query Entities.
