@@ -1,6 +1,6 @@
 // Package tableemu, the module's root, holds the one table of Azure Table
 // service error codes: each code's HTTP status and default message, as
-// observed on the live service or documented (PROTOCOL.md 8.3). Handlers
+// observed on the live service or documented (docs/protocol.md 8.3). Handlers
 // return *Error values; one writer in package emulator turns them into
 // responses. Nothing else picks a status. It sits at the root, importing
 // nothing of ours, so odata, auth and emulator all reach it with every
@@ -17,7 +17,7 @@ import (
 type Code string
 
 // The codes tableemu returns. Messages marked (O) were observed on the wire,
-// the others are documented; see PROTOCOL.md 8.3.
+// the others are documented; see docs/protocol.md 8.3.
 const (
 	AtomFormatNotSupported                  Code = "AtomFormatNotSupported"
 	AuthenticationFailed                    Code = "AuthenticationFailed"
@@ -154,7 +154,7 @@ func New(code Code) *Error {
 }
 
 // Newf returns the error for code with a specific message, for the codes
-// whose message names the input (PROTOCOL.md 1.5: "The 'PartitionKey'
+// whose message names the input (docs/protocol.md 1.5: "The 'PartitionKey'
 // parameter of value '…' is out of range.").
 func Newf(code Code, format string, args ...any) *Error {
 	e := New(code)

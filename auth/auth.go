@@ -1,12 +1,12 @@
 // Package auth verifies the credentials a Table service request carries —
-// Shared Key, Shared Key Lite, service SAS and account SAS (PROTOCOL.md 9) —
+// Shared Key, Shared Key Lite, service SAS and account SAS (docs/protocol.md 9) —
 // and turns them into a Grant that says which operations, on which table and
 // which key range, the request may perform. It knows nothing of storage or
 // routing: the caller describes the request in a Request, supplies the
 // account's keys and (for stored access policies) a lookup callback, and asks
 // the Grant about each operation it is about to run.
 //
-// Every refusal is an *tableemu.Error. Outcomes follow PROTOCOL.md 0.1 and 9.8;
+// Every refusal is an *tableemu.Error. Outcomes follow docs/protocol.md 0.1 and 9.8;
 // where that leaves a choice open the decision and its evidence are noted at
 // the place it is made.
 package auth
@@ -25,7 +25,7 @@ import (
 )
 
 // BearerChallenge is the WWW-Authenticate value to send with a 401
-// NoAuthenticationInformation (PROTOCOL.md 0.1). The live service names the
+// NoAuthenticationInformation (docs/protocol.md 0.1). The live service names the
 // account's tenant in authorization_uri, e.g.
 // "Bearer authorization_uri=https://login.microsoftonline.com/72f988bf-…/oauth2/authorize resource_id=https://storage.azure.com"
 // (captured in Azure/azure-sdk-for-js storage recordings and quoted in
@@ -36,7 +36,7 @@ import (
 const BearerChallenge = "Bearer authorization_uri=https://login.microsoftonline.com/common/oauth2/authorize resource_id=https://storage.azure.com"
 
 // MaxClockSkew is how far a Shared Key request's date may be from the
-// server clock, either way (PROTOCOL.md 0.1).
+// server clock, either way (docs/protocol.md 0.1).
 const MaxClockSkew = 15 * time.Minute
 
 // Account is one storage account the emulator serves.
@@ -56,7 +56,7 @@ type Request struct {
 	// CanonicalPaths are the candidate canonicalized-resource paths without
 	// the ?comp part, e.g. "/devstoreaccount1/devstoreaccount1/Tables", the
 	// first built from the raw (still percent-encoded) request path. A Shared
-	// Key signature matching any of them is accepted (PROTOCOL.md 9.5).
+	// Key signature matching any of them is accepted (docs/protocol.md 9.5).
 	// CanonicalPaths builds the usual set.
 	CanonicalPaths []string
 	// Secure reports whether the request arrived over TLS.
@@ -76,7 +76,7 @@ func (r *Request) now() time.Time {
 // VerifyOptions carries the caller's settings and lookups for SAS checks.
 type VerifyOptions struct {
 	// Loose accepts an spr=https SAS over plain HTTP (the --loose flag).
-	// The Go SDK signs every account SAS with spr=https (PROTOCOL.md 13), so
+	// The Go SDK signs every account SAS with spr=https (docs/protocol.md 13), so
 	// an emulator served over HTTP needs this to accept them.
 	Loose bool
 	// Policy looks up the stored access policy id on table (Set Table
@@ -86,8 +86,8 @@ type VerifyOptions struct {
 	Policy func(table, id string) (Policy, bool)
 }
 
-// Policy is one stored access policy (PROTOCOL.md 3.4). Each field may be
-// left out, in which case the SAS must supply it (PROTOCOL.md 9.6).
+// Policy is one stored access policy (docs/protocol.md 3.4). Each field may be
+// left out, in which case the SAS must supply it (docs/protocol.md 9.6).
 type Policy struct {
 	Start      time.Time // zero when the policy has no Start
 	Expiry     time.Time // zero when the policy has no Expiry
@@ -121,11 +121,11 @@ func Authenticate(req *Request, acct *Account, opts VerifyOptions) (*Grant, erro
 // percent-encoded, is escapedPath (e.g. "/devstoreaccount1/Tables" in path
 // style, "/Tables" for a host-style URL):
 //
-//   - "/" + account + escapedPath, the form every SDK signs (PROTOCOL.md 9.5);
+//   - "/" + account + escapedPath, the form every SDK signs (docs/protocol.md 9.5);
 //   - the same with the path percent-decoded, because clients differ in how
 //     they encode ' ( ) and spaces ("encoding drift");
 //   - for a path-style "-secondary" account segment, both forms again with the
-//     primary name in that segment, since clients sign either (PROTOCOL.md 9.5).
+//     primary name in that segment, since clients sign either (docs/protocol.md 9.5).
 //
 // An empty path becomes "/".
 func CanonicalPaths(account, escapedPath string) []string {
@@ -187,7 +187,7 @@ func decodeSignature(sig string) ([]byte, bool) {
 }
 
 // authFailed is 403 AuthenticationFailed with a detail for the XML
-// AuthenticationErrorDetail element and logs (PROTOCOL.md 9.8).
+// AuthenticationErrorDetail element and logs (docs/protocol.md 9.8).
 func authFailed(format string, args ...any) *tableemu.Error {
 	return tableemu.New(tableemu.AuthenticationFailed).WithDetail(format, args...)
 }

@@ -127,7 +127,7 @@ func wantCoded(t *testing.T, err error) {
 }
 
 // justify re-derives a grant from the request with this file's own
-// reading of PROTOCOL.md 9.3–9.7, and fails the test if it cannot.
+// reading of docs/protocol.md 9.3–9.7, and fails the test if it cannot.
 func justify(t *testing.T, req *Request, g *Grant, policy func(string, string) (Policy, bool)) {
 	t.Helper()
 	q := req.Query
@@ -213,7 +213,7 @@ func justify(t *testing.T, req *Request, g *Grant, policy func(string, string) (
 }
 
 // independentServiceSTS is the service SAS string-to-sign by version
-// (PROTOCOL.md 9.6): "/table" from 2015-02-21, sip and spr from 2015-04-05.
+// (docs/protocol.md 9.6): "/table" from 2015-02-21, sip and spr from 2015-04-05.
 func independentServiceSTS(q url.Values, keepCase bool) string {
 	tn := q.Get("tn")
 	if !keepCase {

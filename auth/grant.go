@@ -103,7 +103,7 @@ type Grant struct {
 // (PartitionKey, RowKey) order, strings compared by UTF-16 code unit: a
 // missing StartRK is the lowest RowKey (""), a missing EndRK means every
 // RowKey of EndPK, and a missing StartPK or EndPK leaves that side open.
-// That is exactly the scope table of PROTOCOL.md 9.6, so a store can turn it
+// That is exactly the scope table of docs/protocol.md 9.6, so a store can turn it
 // into an index range.
 type KeyRange struct {
 	StartPK, StartRK, EndPK, EndRK             string
@@ -114,7 +114,7 @@ type KeyRange struct {
 func (k KeyRange) Bounded() bool { return k.HasStartPK || k.HasEndPK }
 
 // Contains reports whether the entity (pk, rk) is inside the range
-// (PROTOCOL.md 9.6):
+// (docs/protocol.md 9.6):
 //
 //	spk       PK ≥ spk
 //	epk       PK ≤ epk
@@ -137,17 +137,17 @@ func (k KeyRange) Contains(pk, rk string) bool {
 }
 
 // KeyRange returns the grant's entity scope and whether it has one; a query
-// must return only entities inside it (PROTOCOL.md 0.1, 9.6).
+// must return only entities inside it (docs/protocol.md 0.1, 9.6).
 func (g *Grant) KeyRange() (KeyRange, bool) { return g.keys, g.keys.Bounded() }
 
 // InRange reports whether the entity (pk, rk) is inside the grant's key
 // range; always true without one. Every single-entity operation (and each
 // batch operation) outside the range is refused: the caller returns
-// OutOfRange() (PROTOCOL.md 0.1).
+// OutOfRange() (docs/protocol.md 0.1).
 func (g *Grant) InRange(pk, rk string) bool { return g.keys.Contains(pk, rk) }
 
 // OutOfRange is the refusal for an entity outside the key range. The code is
-// unconfirmed on the live service (PROTOCOL.md 9.6 "403 ⚠"); the SAS error
+// unconfirmed on the live service (docs/protocol.md 9.6 "403 ⚠"); the SAS error
 // table files scope refusals other than permission, service, resource type,
 // IP and protocol under AuthorizationFailure.
 func OutOfRange() *tableemu.Error {
@@ -158,14 +158,14 @@ func OutOfRange() *tableemu.Error {
 // operations); nil means yes.
 //
 //   - Shared Key: everything.
-//   - Service SAS (PROTOCOL.md 9.6): only entity operations on the table
+//   - Service SAS (docs/protocol.md 9.6): only entity operations on the table
 //     named by tn (case-insensitive); anything else — list, create, get or
 //     delete tables, ACLs, service properties and stats, another table — is
 //     403 AuthorizationFailure (the live service answers a service SAS on GET
 //     /Tables with AuthorizationFailure, slingdata-io/sling-cli#635). A
 //     missing permission is 403 AuthorizationPermissionMismatch (live:
 //     aztables TestSASClientReadOnly). Upserts need a and u.
-//   - Account SAS (PROTOCOL.md 9.7, mapping from the current "Create an
+//   - Account SAS (docs/protocol.md 9.7, mapping from the current "Create an
 //     account SAS" page): wrong srt is AuthorizationResourceTypeMismatch,
 //     then a missing permission AuthorizationPermissionMismatch. ss was
 //     checked when the SAS was verified.
@@ -186,7 +186,7 @@ func (g *Grant) Allow(op Op, table string) error {
 }
 
 // servicePerms: the sp letters each entity operation needs, all of them
-// (PROTOCOL.md 9.6 permission table).
+// (docs/protocol.md 9.6 permission table).
 var servicePerms = map[Op]string{
 	QueryEntities:         "r",
 	GetEntity:             "r",
@@ -224,7 +224,7 @@ type accountRule struct {
 	perms    []string
 }
 
-// accountRules is PROTOCOL.md 9.7 as the current DOC page has it, which the
+// accountRules is docs/protocol.md 9.7 as the current DOC page has it, which the
 // live service confirms where it was observed: GET /Tables with srt=s is
 // AuthorizationResourceTypeMismatch (microsoft/AzureStorageExplorer#6203), so
 // Query Tables is srt=c; upserts need a AND u (earlier pages said "or").
@@ -257,7 +257,7 @@ func (g *Grant) allowAccount(op Op) error {
 	if !ok {
 		// Table ACLs: "Account SAS does not enable access to permission
 		// related operations including Set Table ACL" (Azure Storage team
-		// blog, 2016-01-12); Get Table ACL is refused alike (PROTOCOL.md 3.4).
+		// blog, 2016-01-12); Get Table ACL is refused alike (docs/protocol.md 3.4).
 		return tableemu.New(tableemu.AuthorizationFailure).WithDetail("An account SAS cannot authorize %s.", op)
 	}
 	if strings.IndexByte(g.ResourceTypes, rule.resource) < 0 {

@@ -45,7 +45,7 @@ func TestSharedKeyGrantAllowsEverything(t *testing.T) {
 	}
 }
 
-// serviceNeeds is PROTOCOL.md 9.6 written out again: the letters each
+// serviceNeeds is docs/protocol.md 9.6 written out again: the letters each
 // operation needs, or "-" for never.
 var serviceNeeds = map[Op]string{
 	QueryTables:           "-",
@@ -102,7 +102,7 @@ func TestServiceSASPermissions(t *testing.T) {
 	wantErr(t, (&Grant{Kind: ServiceSASGrant, Table: "t", Permissions: "u"}).Allow(InsertOrMergeEntity, "t"), tableemu.AuthorizationPermissionMismatch)
 }
 
-// accountNeeds is PROTOCOL.md 9.7 (current DOC page) written out again:
+// accountNeeds is docs/protocol.md 9.7 (current DOC page) written out again:
 // resource type, then permission alternatives; "-" for never.
 var accountNeeds = map[Op]struct {
 	srt   string

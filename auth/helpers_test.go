@@ -15,7 +15,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// The development account (PROTOCOL.md 9.1) plus a second key.
+// The development account (docs/protocol.md 9.1) plus a second key.
 const devKeyB64 = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
 var (
@@ -85,7 +85,7 @@ func sasRequest(q url.Values, secure bool) *Request {
 }
 
 // serviceSAS signs a service SAS by hand from the given fields (version
-// 2015-04-05 or later form, PROTOCOL.md 9.6), lower-casing tn in the
+// 2015-04-05 or later form, docs/protocol.md 9.6), lower-casing tn in the
 // canonical resource unless keepCase. Empty fields are left out of the query.
 func serviceSAS(key []byte, account string, f map[string]string, keepCase bool) url.Values {
 	tn := f["tn"]
@@ -107,7 +107,7 @@ func serviceSAS(key []byte, account string, f map[string]string, keepCase bool) 
 }
 
 // accountSAS signs an account SAS by hand; withScope selects the
-// 2020-12-06 form (PROTOCOL.md 9.7).
+// 2020-12-06 form (docs/protocol.md 9.7).
 func accountSAS(key []byte, account string, f map[string]string, withScope bool) url.Values {
 	sts := strings.Join([]string{account, f["sp"], f["ss"], f["srt"], f["st"], f["se"],
 		f["sip"], f["spr"], f["sv"]}, "\n") + "\n"

@@ -8,7 +8,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// SAS is a shared access signature as found in a query string (PROTOCOL.md
+// SAS is a shared access signature as found in a query string (docs/protocol.md
 // 9.6, 9.7). Fields hold the decoded values as given; Verify checks them.
 type SAS struct {
 	Version         string // sv
@@ -65,7 +65,7 @@ func (s *SAS) IsAccount() bool { return s.has("ss") || s.has("srt") }
 func (s *SAS) has(key string) bool { _, ok := s.q[key]; return ok }
 
 // Verify checks the SAS against acct and the request and returns what it
-// grants. The order is the one PROTOCOL.md 9.8 prescribes: the fields are
+// grants. The order is the one docs/protocol.md 9.8 prescribes: the fields are
 // parsed, then the signature is checked, then (service SAS) the stored
 // policy is applied, then the time window, source IP and protocol, then the
 // signed services (account SAS). Resource type, permission, table and key
@@ -77,7 +77,7 @@ func (s *SAS) Verify(req *Request, acct *Account, opts VerifyOptions) (*Grant, e
 	return s.verifyService(req, acct, opts)
 }
 
-// verifyService checks a service (table) SAS (PROTOCOL.md 9.6).
+// verifyService checks a service (table) SAS (docs/protocol.md 9.6).
 func (s *SAS) verifyService(req *Request, acct *Account, opts VerifyOptions) (*Grant, error) {
 	// Field rules as Microsoft's storage emulator (the service's code)
 	// applies them; every violation is 403 AuthenticationFailed.
@@ -170,7 +170,7 @@ func (s *SAS) verifyService(req *Request, acct *Account, opts VerifyOptions) (*G
 }
 
 // serviceStringsToSign builds the service SAS string-to-sign for the SAS's
-// version (PROTOCOL.md 9.6; DOC "Create a service SAS"), once with the table
+// version (docs/protocol.md 9.6; DOC "Create a service SAS"), once with the table
 // name lower-cased as the docs, Go and JS do, and once as given, because
 // .NET's TableSasBuilder does not lower-case it. The first is the one quoted
 // in a mismatch detail.
@@ -197,7 +197,7 @@ func (s *SAS) serviceStringsToSign(account string) []string {
 }
 
 // applyPolicy fills start, expiry and permissions from the stored policy si
-// names. Decisions (PROTOCOL.md 0.1 and 9.6, with the service's code):
+// names. Decisions (docs/protocol.md 0.1 and 9.6, with the service's code):
 //   - an unknown or removed policy → 403 AuthenticationFailed;
 //   - a field given both in the SAS and in the policy → 403
 //     AuthenticationFailed "Access policy fields can be associated with
@@ -244,7 +244,7 @@ func (s *SAS) applyPolicy(opts VerifyOptions, start, expiry time.Time, perms str
 	return start, expiry, perms, nil
 }
 
-// verifyAccount checks an account SAS (PROTOCOL.md 9.7).
+// verifyAccount checks an account SAS (docs/protocol.md 9.7).
 func (s *SAS) verifyAccount(req *Request, acct *Account, opts VerifyOptions) (*Grant, error) {
 	if err := s.version("2015-04-05"); err != nil {
 		return nil, err
@@ -311,7 +311,7 @@ func (s *SAS) verifyAccount(req *Request, acct *Account, opts VerifyOptions) (*G
 }
 
 // accountStringsToSign builds both account SAS string-to-sign forms
-// (PROTOCOL.md 9.7): the version's own first, then the other. The form from
+// (docs/protocol.md 9.7): the version's own first, then the other. The form from
 // sv 2020-12-06 adds the encryption scope line; SDKs that sign 2019 versions
 // use the first. Trying both only widens what a key holder can sign.
 func (s *SAS) accountStringsToSign(account string) []string {

@@ -21,7 +21,7 @@ func mustQuery(t *testing.T, raw string) url.Values {
 	return q
 }
 
-// Golden vectors from aztables v1.4.1's unit tests (PROTOCOL.md 13).
+// Golden vectors from aztables v1.4.1's unit tests (docs/protocol.md 13).
 func TestGoldenAccountSAS(t *testing.T) {
 	acct := &Account{Name: "myAccountName", Keys: [][]byte{mustB64("daaaaaaaaaabbbbbbbbbbcccccccccccccccccccdddddddddddddddddddeeeeeeeeeeefffffffffffggggg==")}}
 	q := mustQuery(t, "se=2021-09-09T14%3A30%3A00Z&sig=m%2F%2FxhMvxidHaswzZRpyuiHykqnTppPi%2BQ9S5xHMksIQ%3D&sp=r&spr=https&srt=s&ss=t&st=2021-09-08T14%3A30%3A00Z&sv=2019-02-02")
@@ -310,7 +310,7 @@ func TestSASSignatureMismatch(t *testing.T) {
 }
 
 // The order of checks: signature, then time window, IP, protocol, then
-// service (PROTOCOL.md 9.8).
+// service (docs/protocol.md 9.8).
 func TestSASCheckOrder(t *testing.T) {
 	expired := copyFields(baseService, "st", "2020-01-01", "se", "2020-01-02", "sip", "192.0.2.1", "spr", "https")
 	// Wrong key and everything else wrong: the signature decides.

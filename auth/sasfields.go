@@ -94,7 +94,7 @@ func (s *SAS) window(revocable bool) (start, expiry time.Time, err error) {
 }
 
 // sasTimeLayouts are the ISO 8601 UTC forms the service accepts for st, se
-// and ACL times (PROTOCOL.md 3.4, 9.6). Go's parser takes a fractional second
+// and ACL times (docs/protocol.md 3.4, 9.6). Go's parser takes a fractional second
 // after the seconds field without the layout naming it, so
 // "2021-07-08T09:10:09.0000000Z" matches the third.
 var sasTimeLayouts = []string{
@@ -124,7 +124,7 @@ func parseSASTime(key, v string) (time.Time, error) {
 }
 
 // checkWindow is the validity check: start (now when absent) ≤ now < expiry.
-// The detail wording is the service's (PROTOCOL.md 9.8), times in RFC 1123.
+// The detail wording is the service's (docs/protocol.md 9.8), times in RFC 1123.
 func checkWindow(now, start, expiry time.Time) error {
 	if !start.IsZero() && !start.Before(expiry) {
 		return authFailed("Signed expiry time [%s] has to be after signed start time [%s]", rfc1123(expiry), rfc1123(start))
@@ -188,7 +188,7 @@ func checkIP(r ipRange, ip netip.Addr) error {
 	if !r.from.IsValid() || r.contains(ip) {
 		return nil
 	}
-	// The documented message names the address (PROTOCOL.md 8.3).
+	// The documented message names the address (docs/protocol.md 8.3).
 	return tableemu.Newf(tableemu.AuthorizationSourceIPMismatch,
 		"This request is not authorized to perform this operation using this source IP %s.", ip.Unmap()).
 		WithDetail("The SAS allows %s.", r)
@@ -216,9 +216,9 @@ func (s *SAS) httpsOnly() (bool, error) {
 	return false, authFailed("Signature fields not well formed: spr '%s' is not 'https' or 'https,http'.", s.Protocol)
 }
 
-// checkProtocol refuses an spr=https SAS over plain HTTP (PROTOCOL.md 0.1),
+// checkProtocol refuses an spr=https SAS over plain HTTP (docs/protocol.md 0.1),
 // unless --loose. The message names the flag: the Go SDK signs every account
-// SAS with spr=https (PROTOCOL.md 13), so this is what users of an HTTP
+// SAS with spr=https (docs/protocol.md 13), so this is what users of an HTTP
 // emulator hit first, and most SDKs show the message, not the detail.
 func checkProtocol(httpsOnly, secure, loose bool) error {
 	if !httpsOnly || secure || loose {

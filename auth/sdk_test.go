@@ -165,7 +165,7 @@ func TestGoSDKServiceSAS(t *testing.T) {
 			TableName: "mytable", IPRange: aztables.IPRange{Start: net.ParseIP("10.1.3.0")}}, "10.1.2.3", false},
 		{"expired", aztables.SASSignatureValues{StartTime: start.Add(-time.Hour),
 			ExpiryTime: start, Permissions: "r", TableName: "mytable"}, "10.1.2.3", false},
-		// PROTOCOL.md 13: the SDK signs spk..erk but never sends them, so a
+		// docs/protocol.md 13: the SDK signs spk..erk but never sends them, so a
 		// key-range SAS from it can never verify. This pins that down.
 		{"key range (SDK bug)", aztables.SASSignatureValues{ExpiryTime: testNow.Add(time.Hour), Permissions: "r",
 			TableName: "mytable", StartPartitionKey: "a", EndPartitionKey: "b"}, "10.1.2.3", false},
@@ -197,7 +197,7 @@ func TestGoSDKServiceSAS(t *testing.T) {
 }
 
 // TestGoSDKAccountSAS verifies tokens from AccountSASSignatureValues and
-// GetAccountSASURL, which always says spr=https (PROTOCOL.md 13).
+// GetAccountSASURL, which always says spr=https (docs/protocol.md 13).
 func TestGoSDKAccountSAS(t *testing.T) {
 	cred, err := aztables.NewSharedKeyCredential("devstoreaccount1", devKeyB64)
 	if err != nil {

@@ -8,12 +8,12 @@ import (
 )
 
 // VerifySharedKey verifies an "Authorization: SharedKey acct:sig" or
-// "SharedKeyLite acct:sig" header in its Table-service form (PROTOCOL.md
+// "SharedKeyLite acct:sig" header in its Table-service form (docs/protocol.md
 // 9.3–9.5) and returns a full-access Grant.
 //
 // Outcomes, from Microsoft's storage emulator authentication code (the
 // service's own, decompiled) and live captures where they differ:
-//   - no Authorization header → 401 NoAuthenticationInformation (PROTOCOL.md
+//   - no Authorization header → 401 NoAuthenticationInformation (docs/protocol.md
 //     0.1; the caller adds WWW-Authenticate: BearerChallenge);
 //   - a malformed header — unknown scheme, no "account:signature" pair,
 //     signature not base64, the header twice → 400 InvalidAuthenticationInfo.
@@ -72,7 +72,7 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 		return nil, err
 	}
 	// Clients sign the primary account name even on the -secondary endpoint
-	// (PROTOCOL.md 13); accept the secondary name in the header too.
+	// (docs/protocol.md 13); accept the secondary name in the header too.
 	if claimed != acct.Name && claimed != acct.Name+"-secondary" {
 		return nil, authFailed("Cannot find the claimed account when trying to GetProperties for the account %s.", claimed)
 	}
@@ -80,7 +80,7 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 		return nil, tableemu.New(tableemu.InternalError).WithDetail("auth: Request.CanonicalPaths is empty")
 	}
 
-	// CanonicalizedResource (PROTOCOL.md 9.5): only comp takes part, with
+	// CanonicalizedResource (docs/protocol.md 9.5): only comp takes part, with
 	// the first value as the SDKs take it.
 	comp := ""
 	if v, ok := req.Query["comp"]; ok && len(v) > 0 {
@@ -114,9 +114,9 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 }
 
 // requestDates returns the date values to try in the string-to-sign:
-// x-ms-date if present, else Date (PROTOCOL.md 9.3), then the other one when
+// x-ms-date if present, else Date (docs/protocol.md 9.3), then the other one when
 // both are present, for robustness. The first one must be a valid HTTP date
-// within MaxClockSkew of the server clock (PROTOCOL.md 0.1).
+// within MaxClockSkew of the server clock (docs/protocol.md 0.1).
 func requestDates(req *Request) ([]string, error) {
 	xms := req.Header.Values("X-Ms-Date")
 	date := req.Header.Values("Date")

@@ -124,7 +124,7 @@ func TestSharedKeyTableForm(t *testing.T) {
 
 func TestSharedKeyBothDates(t *testing.T) {
 	// The client signed the Date header although x-ms-date is also present;
-	// PROTOCOL.md 9.3 asks to try both.
+	// docs/protocol.md 9.3 asks to try both.
 	req := sharedKeyRequest(devKey, "Date")
 	req.Header.Set("x-ms-date", testNow.Add(time.Minute).Format(http.TimeFormat))
 	ok(t)(VerifySharedKey(req, dev))

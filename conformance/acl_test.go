@@ -14,7 +14,7 @@ var xmlHeaders = map[string]string{"Accept": "application/xml", "Content-Type": 
 
 // TestTableACLRoundTrip: Set/Get Table ACL through the SDK keep each
 // policy's fields, absent ones included; SetAccessPolicy(nil) clears them
-// (PROTOCOL.md 3.4, 13).
+// (docs/protocol.md 3.4, 13).
 func TestTableACLRoundTrip(t *testing.T) {
 	c, name := shared.newNamedTable(t)
 	start := time.Date(2042, 1, 1, 1, 1, 1, 1, time.UTC) // the SDK sends RFC 3339 with nanoseconds
@@ -66,7 +66,7 @@ func TestTableACLRoundTrip(t *testing.T) {
 }
 
 // TestTableACLValidation: bodies the service refuses, with its code
-// (PROTOCOL.md 0.1, 3.4).
+// (docs/protocol.md 0.1, 3.4).
 func TestTableACLValidation(t *testing.T) {
 	_, name := shared.newNamedTable(t)
 	policy := func(inner string) string {
@@ -108,7 +108,7 @@ func TestTableACLValidation(t *testing.T) {
 	wantRawCode(t, shared.raw(t, "PUT", "/"+missing+"?comp=acl", xmlHeaders, []byte("<SignedIdentifiers/>")), 404, "TableNotFound")
 }
 
-// TestTableACLNeedsAccountKey: no SAS may read or set an ACL (PROTOCOL.md
+// TestTableACLNeedsAccountKey: no SAS may read or set an ACL (docs/protocol.md
 // 3.4, 9.6).
 func TestTableACLNeedsAccountKey(t *testing.T) {
 	_, name := shared.newNamedTable(t)
@@ -120,7 +120,7 @@ func TestTableACLNeedsAccountKey(t *testing.T) {
 }
 
 // TestDeleteTableDeletesACL: a table created again under the same name
-// starts with no policies (PROTOCOL.md 3.3).
+// starts with no policies (docs/protocol.md 3.3).
 func TestDeleteTableDeletesACL(t *testing.T) {
 	svc := shared.service(t)
 	name := tableName()
@@ -154,7 +154,7 @@ func policySAS(t *testing.T, table, id string, v aztables.SASSignatureValues) st
 }
 
 // TestStoredAccessPolicy: a SAS naming a policy takes its fields from it;
-// changing or removing the policy takes effect at once (PROTOCOL.md 0.1,
+// changing or removing the policy takes effect at once (docs/protocol.md 0.1,
 // 3.4, 9.6).
 func TestStoredAccessPolicy(t *testing.T) {
 	c, name := shared.newNamedTable(t)

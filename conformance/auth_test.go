@@ -25,7 +25,7 @@ func TestAuthentication(t *testing.T) {
 	})
 	t.Run("no credentials", func(t *testing.T) {
 		// 401 with a Bearer challenge, as the service answers
-		// (PROTOCOL.md 0.1); never anonymous access to data.
+		// (docs/protocol.md 0.1); never anonymous access to data.
 		r := shared.raw(t, "GET", "/"+name+"()", map[string]string{"Authorization": ""}, nil)
 		if r.StatusCode != 401 || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer ") {
 			t.Fatalf("status %d, WWW-Authenticate %q", r.StatusCode, r.Header.Get("WWW-Authenticate"))
@@ -50,7 +50,7 @@ func TestAuthentication(t *testing.T) {
 	})
 	t.Run("shared key", func(t *testing.T) {
 		// Shared Key (not Lite), Table form: VERB, Content-MD5,
-		// Content-Type, date, resource (PROTOCOL.md 9.3); the Python SDK
+		// Content-Type, date, resource (docs/protocol.md 9.3); the Python SDK
 		// and the legacy SDKs sign this way.
 		body := `{"PartitionKey":"p","RowKey":"sk"}`
 		req, _ := http.NewRequest("POST", shared.endpoint+"/"+name, strings.NewReader(body))
@@ -111,7 +111,7 @@ func TestCommonHeaders(t *testing.T) {
 	}
 
 	// Errors carry the request id and a time in the message, and the same
-	// code in the header and the body (PROTOCOL.md 8.1).
+	// code in the header and the body (docs/protocol.md 8.1).
 	r = shared.raw(t, "GET", entityPath(name, "p", "missing"), nil, nil)
 	wantRawCode(t, r, 404, "ResourceNotFound")
 	msg := jsonBody(t, r)["odata.error"].(map[string]any)["message"].(map[string]any)

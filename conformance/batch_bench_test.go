@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkBatchInsert100 measures 100-entity batch inserts, sent as the Go
-// SDK formats them (PROTOCOL.md 13) but built and signed here, so the
+// SDK formats them (docs/protocol.md 13) but built and signed here, so the
 // figure is the server's rather than the SDK's. It runs against the
 // in-process server, or against TABLEEMU_TEST_CONNECTION_STRING (Azurite,
 // for a side-by-side figure). Each batch is a new partition of one table.

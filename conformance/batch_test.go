@@ -22,7 +22,7 @@ import (
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// Entity group transactions (PROTOCOL.md 7) through the Go SDK's
+// Entity group transactions (docs/protocol.md 7) through the Go SDK's
 // SubmitTransaction, and raw where the SDK cannot say what is needed.
 
 func entityJSON(t *testing.T, pk, rk string, props ...any) []byte {
@@ -47,7 +47,7 @@ type partFailure struct {
 }
 
 // batchFailure reads the failed operation out of a SubmitTransaction error:
-// the SDK returns the outer 202 as a ResponseError (PROTOCOL.md 13), so the
+// the SDK returns the outer 202 as a ResponseError (docs/protocol.md 13), so the
 // part is parsed from its body. This works against any endpoint, whether
 // or not it sets x-ms-error-code on the 202.
 func batchFailure(t *testing.T, err error) partFailure {
@@ -259,7 +259,7 @@ func TestBatchFailureRollsBack(t *testing.T) {
 }
 
 // TestBatchIfMatch: each operation honours If-Match as its single request
-// does (PROTOCOL.md 7.2, 3.11-3.13).
+// does (docs/protocol.md 7.2, 3.11-3.13).
 func TestBatchIfMatch(t *testing.T) {
 	c := shared.newTable(t)
 	for _, rk := range []string{"a", "b", "c"} {
@@ -298,7 +298,7 @@ func TestBatchIfMatch(t *testing.T) {
 	}, nil)
 	wantFailure(t, err, 404, "ResourceNotFound", 0)
 	// The Go SDK sends UpdateMerge without IfMatch with no If-Match at all,
-	// which is an upsert (PROTOCOL.md 13).
+	// which is an upsert (docs/protocol.md 13).
 	_, err = c.SubmitTransaction(ctx(), []aztables.TransactionAction{action(t, aztables.TransactionTypeUpdateMerge, "p", "fresh", "V", 1)}, nil)
 	must(t, err)
 	if !entityExists(t, c, "p", "fresh") {
@@ -325,7 +325,7 @@ func TestBatchLimits(t *testing.T) {
 	t.Run("101 operations", func(t *testing.T) {
 		_, err := c.SubmitTransaction(ctx(), adds("many", 101), nil)
 		f := batchFailure(t, err)
-		// The live index is 0 or 99 (PROTOCOL.md 7.4).
+		// The live index is 0 or 99 (docs/protocol.md 7.4).
 		if f.status != 400 || f.code != "InvalidInput" || (f.index != 0 && f.index != 99) {
 			t.Fatalf("got %+v", f)
 		}
@@ -362,7 +362,7 @@ func TestBatchLimits(t *testing.T) {
 }
 
 // TestBatchAwkwardKeys: the Go SDK puts keys in batch URLs without doubling
-// quotes (PROTOCOL.md 13); the entity the URL names is the one written.
+// quotes (docs/protocol.md 13); the entity the URL names is the one written.
 // (A key holding two quotes in a row cannot be told apart from one escaped
 // quote in such a URL, by the service either; it is not tested.)
 func TestBatchAwkwardKeys(t *testing.T) {
@@ -387,7 +387,7 @@ func TestBatchAwkwardKeys(t *testing.T) {
 }
 
 // TestBatchAccountSAS: each operation needs its own permission; a refusal
-// is that operation's failure inside the 202 (PROTOCOL.md 0.1, 7.4).
+// is that operation's failure inside the 202 (docs/protocol.md 0.1, 7.4).
 func TestBatchAccountSAS(t *testing.T) {
 	needInProcess(t)
 	// The SDK's account SAS says spr=https; --loose lets it over http.
@@ -421,7 +421,7 @@ func TestBatchAccountSAS(t *testing.T) {
 
 // TestBatchErrorCodeForGoSDK: the Go SDK turns a failed batch into a
 // ResponseError whose ErrorCode comes only from the outer response's
-// x-ms-error-code (PROTOCOL.md 13). The live service and Azurite send none
+// x-ms-error-code (docs/protocol.md 13). The live service and Azurite send none
 // on the 202; tableemu does, so Go callers see the failed operation's code.
 func TestBatchErrorCodeForGoSDK(t *testing.T) {
 	needInProcess(t)
@@ -434,7 +434,7 @@ func TestBatchErrorCodeForGoSDK(t *testing.T) {
 }
 
 // TestBatchServiceSAS: with a table SAS each operation needs its own
-// permission (PROTOCOL.md 7.4, 9.6); a refusal is that operation's failure.
+// permission (docs/protocol.md 7.4, 9.6); a refusal is that operation's failure.
 func TestBatchServiceSAS(t *testing.T) {
 	c, name := shared.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), entityJSON(t, "p", "old"), nil)
@@ -474,7 +474,7 @@ func rawBatch(t *testing.T, ops ...string) (*rawResponse, []*batchPartResponse) 
 }
 
 // TestBatchWire checks each operation's part as clients read it
-// (PROTOCOL.md 7.3): status lines, ETag written exactly "ETag: " (a JS SDK
+// (docs/protocol.md 7.3): status lines, ETag written exactly "ETag: " (a JS SDK
 // matches it case-sensitively), CRLF line endings, Location and
 // DataServiceId for inserts, the 201 echo of an insert without Prefer.
 func TestBatchWire(t *testing.T) {
@@ -530,7 +530,7 @@ func TestBatchWire(t *testing.T) {
 }
 
 // TestBatchLoneQuery: a batch may hold one Get Entity and nothing else, as
-// a lone application/http part (PROTOCOL.md 7.1, 7.3).
+// a lone application/http part (docs/protocol.md 7.1, 7.3).
 func TestBatchLoneQuery(t *testing.T) {
 	c, name := shared.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), entityJSON(t, "p", "q", "V", 7), nil)

@@ -17,7 +17,7 @@ import (
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// Optimistic concurrency under contention (PROTOCOL.md 5): 16 clients
+// Optimistic concurrency under contention (docs/protocol.md 5): 16 clients
 // increment one counter, each reading it with its ETag and writing it back
 // with If-Match, retrying on 412. No update may be lost: the final value is
 // the number of successful updates. The same through $batch, where each
@@ -153,7 +153,7 @@ func counterRace(t *testing.T, tg *target, mode string) {
 }
 
 // isConflict reports a 412 UpdateConditionNotSatisfied, from a single
-// request or from inside a failed batch (outer 202, PROTOCOL.md 7.4).
+// request or from inside a failed batch (outer 202, docs/protocol.md 7.4).
 func isConflict(err error) bool {
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {

@@ -27,7 +27,7 @@ const corsRules = `<StorageServiceProperties><Cors>` +
 	`</Cors></StorageServiceProperties>`
 
 // TestCORSPreflight: OPTIONS on any path, without credentials, answered
-// from the account's CORS rules (PROTOCOL.md 3.7).
+// from the account's CORS rules (docs/protocol.md 3.7).
 func TestCORSPreflight(t *testing.T) {
 	tg := ownServer(t, emulator.Config{})
 	ask := map[string]string{"Origin": "http://a.example", "Access-Control-Request-Method": "PUT"}
@@ -110,7 +110,7 @@ func TestCORSPreflight(t *testing.T) {
 }
 
 // TestCORSActualRequests: the Access-Control headers on real responses,
-// errors included (PROTOCOL.md 2.2, 3.7).
+// errors included (docs/protocol.md 2.2, 3.7).
 func TestCORSActualRequests(t *testing.T) {
 	tg := ownServer(t, emulator.Config{})
 	_, name := tg.newNamedTable(t)

@@ -29,7 +29,7 @@ import (
 
 // The real binary, killed and restarted: what tableemu acknowledged must
 // be on disk (README: "every acknowledged write is on disk before the
-// response is sent"), a $batch is all or nothing (PROTOCOL.md 7.2), and
+// response is sent"), a $batch is all or nothing (docs/protocol.md 7.2), and
 // SQLite's own integrity check passes after every restart.
 
 // buildBinary builds cmd/tableemu for the tests that run the real binary.

@@ -47,7 +47,7 @@ func TestInsertEntity(t *testing.T) {
 	})
 	t.Run("missing keys", func(t *testing.T) {
 		// The SDK replaces the server's error with its own after the
-		// request fails (PROTOCOL.md 13), so the code is read raw.
+		// request fails (docs/protocol.md 13), so the code is read raw.
 		_, err := c.AddEntity(ctx(), []byte(`{"PartitionKey":"p","Name":"x"}`), nil)
 		if err == nil {
 			t.Fatal("insert without RowKey succeeded")
@@ -74,7 +74,7 @@ func TestInsertEntity(t *testing.T) {
 func TestInsertEntityWire(t *testing.T) {
 	_, name := shared.newNamedTable(t)
 	// Without Prefer the service answers 201 with the entity; odata.etag
-	// equals the ETag header, and Location names the entity (PROTOCOL.md 0.1).
+	// equals the ETag header, and Location names the entity (docs/protocol.md 0.1).
 	r := shared.raw(t, "POST", "/"+name, nil, []byte(`{"PartitionKey":"p","RowKey":"a b","X":1}`))
 	if r.StatusCode != 201 || r.Header.Get("Preference-Applied") != "" {
 		t.Fatalf("status %d, Preference-Applied %q: %s", r.StatusCode, r.Header.Get("Preference-Applied"), r.body)
@@ -112,7 +112,7 @@ func TestGetEntity(t *testing.T) {
 	wantCode(t, err, 404, "ResourceNotFound")
 
 	// $select returns only the listed properties (plus odata.etag); a
-	// listed property the entity lacks comes back as null (PROTOCOL.md 6.4).
+	// listed property the entity lacks comes back as null (docs/protocol.md 6.4).
 	r := shared.raw(t, "GET", entityPath(name, "p", "r")+"?$select=B,Missing", nil, nil)
 	m := jsonBody(t, r)
 	if _, ok := m["A"]; ok || m["B"] != "b" || m["Missing"] != nil || m["odata.etag"] == nil {
@@ -156,7 +156,7 @@ func TestUpdateEntity(t *testing.T) {
 		wantCode(t, err, 412, "UpdateConditionNotSatisfied")
 	})
 	t.Run("missing entity", func(t *testing.T) {
-		// UpdateEntity sends If-Match: * (PROTOCOL.md 13): no upsert.
+		// UpdateEntity sends If-Match: * (docs/protocol.md 13): no upsert.
 		for _, mode := range []aztables.UpdateMode{aztables.UpdateModeReplace, aztables.UpdateModeMerge} {
 			_, err := c.UpdateEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "nope"}),
 				&aztables.UpdateEntityOptions{UpdateMode: mode})
@@ -181,7 +181,7 @@ func TestUpdateEntity(t *testing.T) {
 
 func TestMergeVerbs(t *testing.T) {
 	// Merge arrives as MERGE (documented), PATCH (Go SDK) or POST with
-	// X-HTTP-Method: MERGE (Cosmos-style clients) (PROTOCOL.md 1.2).
+	// X-HTTP-Method: MERGE (Cosmos-style clients) (docs/protocol.md 1.2).
 	c, name := shared.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "Keep": 1}), nil)
 	must(t, err)
@@ -245,7 +245,7 @@ func TestDeleteEntity(t *testing.T) {
 	// If-Match is required on Delete Entity.
 	r := shared.raw(t, "DELETE", entityPath(name, "p", "r"), nil, nil)
 	wantRawCode(t, r, 400, "MissingRequiredHeader")
-	// A malformed ETag is 400 InvalidInput (PROTOCOL.md 3.11).
+	// A malformed ETag is 400 InvalidInput (docs/protocol.md 3.11).
 	r = shared.raw(t, "DELETE", entityPath(name, "p", "r"), map[string]string{"If-Match": "garbage"}, nil)
 	wantRawCode(t, r, 400, "InvalidInput")
 }
@@ -271,7 +271,7 @@ func TestAwkwardKeys(t *testing.T) {
 	c := shared.newTable(t)
 	keys := []string{"it's", "a''b", "sp ace", "per%cent", "plus+sign", "amp&er=sand", "ümlaut", "日本語", "emoji😀", "(paren)", "comma,key", "", "dollar$", "at@colon:", "\uE000private", "tab-less~"}
 	for i, k := range keys {
-		// map entities: EDMEntity doubles quotes in body keys (PROTOCOL.md 13).
+		// map entities: EDMEntity doubles quotes in body keys (docs/protocol.md 13).
 		_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "pk" + k, "RowKey": k, "I": i}), nil)
 		if err != nil {
 			t.Fatalf("insert key %q: %v", k, err)
@@ -316,7 +316,7 @@ func TestForbiddenKeyCharacters(t *testing.T) {
 		wantCode(t, err, 400, "OutOfRangeInput")
 	}
 	// Addressed in the URL: '/' and '\' break the service's URL parsing,
-	// the others are out of range (PROTOCOL.md 1.5).
+	// the others are out of range (docs/protocol.md 1.5).
 	r := shared.raw(t, "PUT", entityPath(name, "p", "a/b"), nil, []byte(`{}`))
 	wantRawCode(t, r, 400, "InvalidInput")
 	r = shared.raw(t, "PUT", entityPath(name, "p", "a#b"), nil, []byte(`{}`))

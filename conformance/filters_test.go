@@ -12,7 +12,7 @@ import (
 )
 
 // TestFiltersOnEveryType runs filters on every EDM type through the SDK
-// (the literal forms of PROTOCOL.md 6.2) and checks which entities match.
+// (the literal forms of docs/protocol.md 6.2) and checks which entities match.
 func TestFiltersOnEveryType(t *testing.T) {
 	c := shared.newTable(t)
 	guids := []string{"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222", "33333333-3333-3333-3333-333333333333"}

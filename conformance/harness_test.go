@@ -107,7 +107,7 @@ func needInProcess(t *testing.T) {
 }
 
 // clientOptions turn off retries: a test that provokes a 500 should see it
-// once, not four times with back-off (PROTOCOL.md 13, "Retries").
+// once, not four times with back-off (docs/protocol.md 13, "Retries").
 func clientOptions() *aztables.ClientOptions {
 	return &aztables.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
@@ -118,7 +118,7 @@ func (tg *target) service(t testing.TB) *aztables.ServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A trailing slash: the SDK joins paths onto it (PROTOCOL.md 13).
+	// A trailing slash: the SDK joins paths onto it (docs/protocol.md 13).
 	svc, err := aztables.NewServiceClientWithSharedKey(tg.endpoint+"/", cred, clientOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ type rawResponse struct {
 // raw sends a request signed with Shared Key Lite, computed here
 // independently of tableemu's auth package: StringToSign is the date and
 // the canonicalized resource "/<account><path as sent>" plus "?comp=…"
-// (PROTOCOL.md 9.4, 9.5). path is appended to the endpoint as is.
+// (docs/protocol.md 9.4, 9.5). path is appended to the endpoint as is.
 func (tg *target) raw(t *testing.T, method, path string, hdr map[string]string, body []byte) *rawResponse {
 	t.Helper()
 	req, err := http.NewRequest(method, tg.endpoint+path, bytes.NewReader(body))
@@ -257,7 +257,7 @@ func do(t *testing.T, req *http.Request) *rawResponse {
 }
 
 // wantRawCode asserts status and code, and that the code in
-// x-ms-error-code equals the one in the body (PROTOCOL.md 0.1).
+// x-ms-error-code equals the one in the body (docs/protocol.md 0.1).
 func wantRawCode(t *testing.T, r *rawResponse, status int, code string) {
 	t.Helper()
 	if r.StatusCode != status {
@@ -297,7 +297,7 @@ func errorCodeInBody(r *rawResponse) string {
 }
 
 // entityPath is the URL path of an entity, escaped as the Go SDK does:
-// quotes doubled, then each key path-escaped (PROTOCOL.md 13).
+// quotes doubled, then each key path-escaped (docs/protocol.md 13).
 func entityPath(table, pk, rk string) string {
 	q := func(s string) string { return url.PathEscape(strings.ReplaceAll(s, "'", "''")) }
 	return "/" + table + "(PartitionKey='" + q(pk) + "',RowKey='" + q(rk) + "')"

@@ -155,7 +155,7 @@ func TestHostileSizes(t *testing.T) {
 			t.Fatal("the whole header was read before the refusal")
 		}
 		// net/http writes this response itself, before any handler: it
-		// carries no x-ms-error-code (PROTOCOL.md 0.1 wants one).
+		// carries no x-ms-error-code (docs/protocol.md 0.1 wants one).
 		t.Logf("431 after %d KiB sent; x-ms-error-code %q; body %q", sent>>10, resp.Header.Get("x-ms-error-code"), body)
 		// A legal request with 48 KiB of headers is served.
 		r := tg.raw(t, "GET", "/Tables", map[string]string{"X-Pad": strings.Repeat("p", 48<<10)}, nil)
@@ -193,7 +193,7 @@ func TestHostileSizes(t *testing.T) {
 
 	t.Run("largest legal requests pass", func(t *testing.T) {
 		// A legal ~0.95 MiB entity (15 strings of 32,752 characters)
-		// written with \u escapes is ~2.9 MB of JSON (PROTOCOL.md 0.1).
+		// written with \u escapes is ~2.9 MB of JSON (docs/protocol.md 0.1).
 		var b bytes.Buffer
 		b.WriteString(`{"PartitionKey":"p","RowKey":"escaped"`)
 		for i := 0; i < 15; i++ {
@@ -205,7 +205,7 @@ func TestHostileSizes(t *testing.T) {
 			t.Fatalf("a legal entity as %d bytes of JSON: %v", b.Len(), err)
 		}
 		// A batch of 100 inserts just under 4 MiB with the SDK's framing
-		// (the service's limit counts the whole body, PROTOCOL.md 7.4).
+		// (the service's limit counts the whole body, docs/protocol.md 7.4).
 		var acts []aztables.TransactionAction
 		payload := 0
 		for i := 0; i < 100; i++ {

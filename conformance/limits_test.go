@@ -9,7 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
-// TestLimits checks each limit of PROTOCOL.md 10 at its edge: the largest
+// TestLimits checks each limit of docs/protocol.md 10 at its edge: the largest
 // legal value is stored, one more is refused with the service's code, and
 // nothing of a refused entity is stored.
 func TestLimits(t *testing.T) {
@@ -71,7 +71,7 @@ func TestLimits(t *testing.T) {
 		absent("badname")
 	})
 	t.Run("entity size", func(t *testing.T) {
-		// 1 MiB by the documented estimator (PROTOCOL.md 10): 31 strings
+		// 1 MiB by the documented estimator (docs/protocol.md 10): 31 strings
 		// of 32K characters (64 KiB each) are ~2 MiB.
 		props := map[string]any{}
 		for i := 0; i < 17; i++ {

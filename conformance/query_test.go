@@ -162,7 +162,7 @@ func TestQueryMetadataLevels(t *testing.T) {
 func TestQueryOrdinalOrder(t *testing.T) {
 	// The service orders keys by UTF-16 code unit: a supplementary
 	// character (surrogates 0xD800-) sorts before U+E000-U+FFFF, although
-	// its UTF-8 bytes sort after (PROTOCOL.md 6.3).
+	// its UTF-8 bytes sort after (docs/protocol.md 6.3).
 	c := shared.newTable(t)
 	keys := []string{"\uFF21", "😀", "\uE000", "z", "A", "a", "é"}
 	for _, k := range keys {

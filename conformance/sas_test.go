@@ -21,7 +21,7 @@ func tableSASQuery(t *testing.T, tg *target, table string, perms aztables.SASPer
 	sasURL, err := c.GetTableSASURL(perms, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
 	must(t, err)
 	// GetTableSASURL drops the slash before the table when the endpoint
-	// has none (PROTOCOL.md 13); keep only its query string.
+	// has none (docs/protocol.md 13); keep only its query string.
 	u, err := url.Parse(sasURL)
 	must(t, err)
 	return u.RawQuery
@@ -69,9 +69,9 @@ func TestServiceSAS(t *testing.T) {
 }
 
 func TestSASKeyRange(t *testing.T) {
-	// The Go SDK signs spk/srk/epk/erk but never sends them (PROTOCOL.md
+	// The Go SDK signs spk/srk/epk/erk but never sends them (docs/protocol.md
 	// 13), so this SAS is built by hand: sv=2019-02-02, the service SAS
-	// string-to-sign of PROTOCOL.md 9.6.
+	// string-to-sign of docs/protocol.md 9.6.
 	c, name := shared.newNamedTable(t)
 	for _, pk := range []string{"a", "b", "c"} {
 		_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": pk, "RowKey": "1"}), nil)
@@ -107,7 +107,7 @@ func TestSASKeyRange(t *testing.T) {
 
 func TestAccountSAS(t *testing.T) {
 	needInProcess(t)
-	// The Go SDK signs every account SAS with spr=https (PROTOCOL.md 13):
+	// The Go SDK signs every account SAS with spr=https (docs/protocol.md 13):
 	// over plain HTTP it is refused unless --loose.
 	for _, loose := range []bool{false, true} {
 		tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Loose: loose})

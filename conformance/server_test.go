@@ -63,7 +63,7 @@ func TestHostStyleURL(t *testing.T) {
 	needInProcess(t)
 	_, name := shared.newNamedTable(t)
 	// devstoreaccount1.table.localhost:<port>/Tables: the account is in
-	// the host name, the path has only the resource (PROTOCOL.md 1.1).
+	// the host name, the path has only the resource (docs/protocol.md 1.1).
 	base := strings.TrimSuffix(shared.endpoint, "/"+shared.account)
 	req, _ := http.NewRequest("GET", base+"/Tables", nil)
 	req.Host = shared.account + ".table.localhost"

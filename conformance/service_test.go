@@ -26,7 +26,7 @@ func ownServer(t *testing.T, cfg emulator.Config) *target {
 
 // TestServicePropertiesRoundTrip: a new account's defaults, then Set/Get
 // through the SDK; elements left out keep their values and an empty
-// <Cors/> clears the rules (PROTOCOL.md 0.1, 3.5).
+// <Cors/> clears the rules (docs/protocol.md 0.1, 3.5).
 func TestServicePropertiesRoundTrip(t *testing.T) {
 	tg := ownServer(t, emulator.Config{})
 	svc := tg.service(t)
@@ -68,7 +68,7 @@ func TestServicePropertiesRoundTrip(t *testing.T) {
 	}
 	// An empty Cors element clears the rules. The Go SDK cannot send one:
 	// an empty Cors slice marshals to nothing, and a document that sets
-	// nothing is refused, as by the service (PROTOCOL.md 3.5).
+	// nothing is refused, as by the service (docs/protocol.md 3.5).
 	_, err = svc.SetProperties(ctx(), aztables.ServiceProperties{Cors: []*aztables.CorsRule{}}, nil)
 	wantCode(t, err, 400, "InvalidXmlDocument")
 	r := tg.raw(t, "PUT", "/?restype=service&comp=properties", xmlHeaders, []byte("<StorageServiceProperties><Cors/></StorageServiceProperties>"))
@@ -82,7 +82,7 @@ func TestServicePropertiesRoundTrip(t *testing.T) {
 	}
 }
 
-// TestServicePropertiesWire: the response shapes of PROTOCOL.md 2.2 and
+// TestServicePropertiesWire: the response shapes of docs/protocol.md 2.2 and
 // 3.5, and the refusals, as OData XML errors with x-ms-error-code.
 func TestServicePropertiesWire(t *testing.T) {
 	tg := ownServer(t, emulator.Config{})
@@ -148,7 +148,7 @@ func TestServicePropertiesWire(t *testing.T) {
 }
 
 // TestServicePropertiesAuthorization: account SAS srt=s with r reads and w
-// writes; a service SAS never reaches them (PROTOCOL.md 9.6, 9.7).
+// writes; a service SAS never reaches them (docs/protocol.md 9.6, 9.7).
 func TestServicePropertiesAuthorization(t *testing.T) {
 	tg := ownServer(t, emulator.Config{Loose: true})
 	cred, err := aztables.NewSharedKeyCredential(tg.account, tg.key)
@@ -182,7 +182,7 @@ func TestServicePropertiesAuthorization(t *testing.T) {
 }
 
 // TestServiceStats: Get Table Service Stats answers on the secondary
-// endpoint, and is refused on the primary (PROTOCOL.md 3.6).
+// endpoint, and is refused on the primary (docs/protocol.md 3.6).
 func TestServiceStats(t *testing.T) {
 	needInProcess(t)
 	cred, err := aztables.NewSharedKeyCredential(shared.account, shared.key)

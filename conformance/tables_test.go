@@ -48,7 +48,7 @@ func TestCreateTableWire(t *testing.T) {
 	body := []byte(`{"TableName":"` + name + `"}`)
 
 	// No Prefer: 201 with the table, Location, no Preference-Applied
-	// (PROTOCOL.md 3.2).
+	// (docs/protocol.md 3.2).
 	r := shared.raw(t, "POST", "/Tables", nil, body)
 	if r.StatusCode != 201 {
 		t.Fatalf("status %d: %s", r.StatusCode, r.body)
@@ -97,7 +97,7 @@ func TestCreateTableWire(t *testing.T) {
 
 func TestGetTableByName(t *testing.T) {
 	// The legacy SDKs check existence with GET /Tables('name')
-	// (PROTOCOL.md 0.1).
+	// (docs/protocol.md 0.1).
 	_, name := shared.newNamedTable(t)
 	r := shared.raw(t, "GET", "/Tables('"+name+"')", nil, nil)
 	if r.StatusCode != 200 || jsonBody(t, r)["TableName"] != name {

@@ -16,7 +16,7 @@ import (
 )
 
 // The SAS tamper matrix. Signatures are computed here, independently of
-// tableemu's auth package, from PROTOCOL.md 9.6 (service SAS, by version)
+// tableemu's auth package, from docs/protocol.md 9.6 (service SAS, by version)
 // and 9.7 (account SAS, both forms). Every request is a raw HTTP request so
 // that exactly the fields under test are sent.
 
@@ -34,7 +34,7 @@ func (f sasFields) with(kv ...string) sasFields {
 	return out
 }
 
-// serviceStringToSign is PROTOCOL.md 9.6: the "/table" prefix from
+// serviceStringToSign is docs/protocol.md 9.6: the "/table" prefix from
 // 2015-02-21, sip and spr from 2015-04-05, the table name lower-cased.
 func serviceStringToSign(account string, f sasFields) string {
 	res := "/" + account + "/" + strings.ToLower(f["tn"])
@@ -49,7 +49,7 @@ func serviceStringToSign(account string, f sasFields) string {
 	return strings.Join(parts, "\n")
 }
 
-// accountStringToSign is PROTOCOL.md 9.7, with the encryption-scope line
+// accountStringToSign is docs/protocol.md 9.7, with the encryption-scope line
 // from 2020-12-06.
 func accountStringToSign(account string, f sasFields) string {
 	s := strings.Join([]string{account, f["sp"], f["ss"], f["srt"], f["st"], f["se"], f["sip"], f["spr"], f["sv"]}, "\n") + "\n"
@@ -237,7 +237,7 @@ func TestAccountSASTamper(t *testing.T) {
 }
 
 // TestSASRefusals: each way a correctly signed SAS can still be wrong for
-// the request, refused with the service's code (PROTOCOL.md 0.1, 9.8),
+// the request, refused with the service's code (docs/protocol.md 0.1, 9.8),
 // beside the legitimate variant that is accepted.
 func TestSASRefusals(t *testing.T) {
 	tg := tamperServer(t, false)
@@ -325,7 +325,7 @@ func TestSASRefusals(t *testing.T) {
 }
 
 // TestSASProtocol: an spr=https SAS is refused over HTTP, accepted over
-// HTTP with --loose and over HTTPS without it (PROTOCOL.md 0.1, 13).
+// HTTP with --loose and over HTTPS without it (docs/protocol.md 0.1, 13).
 func TestSASProtocol(t *testing.T) {
 	svc := sasFields{"sv": "2019-02-02", "tn": "tamper", "sp": "r", "se": sasTime(time.Hour), "spr": "https"}
 	acct := sasFields{"sv": "2019-02-02", "ss": "t", "srt": "sco", "sp": "rl", "se": sasTime(time.Hour), "spr": "https"}

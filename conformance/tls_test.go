@@ -115,7 +115,7 @@ func (tg *tlsTarget) sharedKeyService(t *testing.T) *aztables.ServiceClient {
 }
 
 // TestHTTPS: Shared Key, and the SDK's own SAS helpers — whose account SAS
-// is always spr=https (PROTOCOL.md 13) — work unchanged over HTTPS without
+// is always spr=https (docs/protocol.md 13) — work unchanged over HTTPS without
 // --loose.
 func TestHTTPS(t *testing.T) {
 	tg := startTLS(t, emulator.Config{})

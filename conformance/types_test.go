@@ -95,7 +95,7 @@ func TestEDMRoundTrip(t *testing.T) {
 
 // TestEDMWire checks the JSON the service writes for each type in minimal
 // metadata: annotations only where the type is not inferable, Int64 as a
-// string, whole Doubles with ".0", DateTime trimmed (PROTOCOL.md 4.2).
+// string, whole Doubles with ".0", DateTime trimmed (docs/protocol.md 4.2).
 func TestEDMWire(t *testing.T) {
 	_, name := shared.newNamedTable(t)
 	in := `{"PartitionKey":"p","RowKey":"r",

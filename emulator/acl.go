@@ -12,19 +12,19 @@ import (
 	"github.com/tableemu/tableemu/emulator/store"
 )
 
-// Table ACLs: stored access policies (PROTOCOL.md 3.4). Only the account
+// Table ACLs: stored access policies (docs/protocol.md 3.4). Only the account
 // key reaches these handlers: a SAS cannot authorize them (auth.Grant.Allow)
 // and neither can a bearer token (oauth.go).
 
 // maxSignedIdentifiers and maxIdentifierLength are the service's limits
-// (PROTOCOL.md 3.4, 10).
+// (docs/protocol.md 3.4, 10).
 const (
 	maxSignedIdentifiers = 5
 	maxIdentifierLength  = 64
 )
 
 // aclTimeFormat is how Get Table ACL writes times: UTC with seven
-// fractional digits, "2021-07-08T09:10:09.0000000Z" (PROTOCOL.md 3.4).
+// fractional digits, "2021-07-08T09:10:09.0000000Z" (docs/protocol.md 3.4).
 const aclTimeFormat = "2006-01-02T15:04:05.0000000Z"
 
 type signedIdentifiers struct {
@@ -38,7 +38,7 @@ type signedIdentifier struct {
 }
 
 // accessPolicy fields are all optional: an empty or missing one is left to
-// the SAS (PROTOCOL.md 0.1).
+// the SAS (docs/protocol.md 0.1).
 type accessPolicy struct {
 	Start      string `xml:"Start,omitempty"`
 	Expiry     string `xml:"Expiry,omitempty"`
@@ -46,7 +46,7 @@ type accessPolicy struct {
 }
 
 // getTableACL: GET /<table>?comp=acl. 200 with the policies in the order
-// set; a policy with no fields is written as a bare <Id> (PROTOCOL.md 3.4).
+// set; a policy with no fields is written as a bare <Id> (docs/protocol.md 3.4).
 // A missing table is 404 TableNotFound, as for entity operations.
 func (s *Server) getTableACL(c *call) error {
 	var ids []store.SignedIdentifier
@@ -76,7 +76,7 @@ func (s *Server) getTableACL(c *call) error {
 
 // setTableACL: PUT /<table>?comp=acl. The body replaces the whole list; an
 // empty body (the Go SDK's SetAccessPolicy(nil)) or an empty
-// <SignedIdentifiers/> clears it. 204 on success (PROTOCOL.md 3.4).
+// <SignedIdentifiers/> clears it. 204 on success (docs/protocol.md 3.4).
 func (s *Server) setTableACL(c *call) error {
 	body, err := readBody(c.r)
 	if err != nil {
@@ -102,8 +102,8 @@ func (s *Server) setTableACL(c *call) error {
 }
 
 // parseSignedIdentifiers reads and validates a Set Table ACL body. Every
-// violation is 400 InvalidXmlDocument (PROTOCOL.md 0.1, 3.4; the service's
-// code for a bad permission letter is unconfirmed, PROTOCOL.md 12):
+// violation is 400 InvalidXmlDocument (docs/protocol.md 0.1, 3.4; the service's
+// code for a bad permission letter is unconfirmed, docs/protocol.md 12):
 //   - more than five identifiers;
 //   - an identifier without Id, or with an empty one or one longer than 64
 //     characters;

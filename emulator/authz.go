@@ -15,7 +15,7 @@ import (
 // keys are known: in the entity handlers and the query.
 func (s *Server) authorize(c *call) error {
 	if c.op == auth.Preflight {
-		return nil // CORS preflight is unauthenticated (PROTOCOL.md 3.7)
+		return nil // CORS preflight is unauthenticated (docs/protocol.md 3.7)
 	}
 	acct := s.accounts[c.res.account]
 	if acct == nil {
@@ -55,7 +55,7 @@ func (s *Server) authorize(c *call) error {
 	if c.op == auth.Batch && g.Kind == auth.ServiceSASGrant {
 		// The $batch URL names no table; a table SAS may reach it, and
 		// each operation inside is checked against the SAS's table
-		// (PROTOCOL.md 7.4, batch.go).
+		// (docs/protocol.md 7.4, batch.go).
 		table = g.Table
 	}
 	if err := g.Allow(c.op, table); err != nil {
@@ -66,10 +66,10 @@ func (s *Server) authorize(c *call) error {
 }
 
 // policyLookup is the stored access policy lookup for a SAS with si
-// (PROTOCOL.md 3.4, 9.6). It reads the store on every request, so a policy
+// (docs/protocol.md 3.4, 9.6). It reads the store on every request, so a policy
 // changed or removed by Set Table ACL takes effect at once (the service
-// takes up to 30 s; PROTOCOL.md 3.4) and a removed one fails with 403
-// AuthenticationFailed (PROTOCOL.md 0.1). The table is the SAS's tn, looked
+// takes up to 30 s; docs/protocol.md 3.4) and a removed one fails with 403
+// AuthenticationFailed (docs/protocol.md 0.1). The table is the SAS's tn, looked
 // up without regard to case. A store failure is kept in *failed.
 func (s *Server) policyLookup(c *call, failed *error) func(table, id string) (auth.Policy, bool) {
 	return func(table, id string) (auth.Policy, bool) {
@@ -89,7 +89,7 @@ func (s *Server) policyLookup(c *call, failed *error) func(table, id string) (au
 }
 
 // inScope refuses a single-entity operation outside a SAS key range
-// (PROTOCOL.md 0.1).
+// (docs/protocol.md 0.1).
 func (c *call) inScope(pk, rk string) error {
 	if c.grant != nil && !c.grant.InRange(pk, rk) {
 		return auth.OutOfRange()

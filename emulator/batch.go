@@ -19,7 +19,7 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// Entity group transactions, POST /$batch (PROTOCOL.md 7). The body is
+// Entity group transactions, POST /$batch (docs/protocol.md 7). The body is
 // parsed (batchparse.go), every operation is validated as its single
 // request would be, and then all of them run in one store.Update, through
 // the same entityWrite.apply as single requests: the first failure rolls
@@ -30,13 +30,13 @@ import (
 // including the batch-level rules (more than 100 operations, two
 // partitions, the same entity twice, a missing table) — answers 202 with a
 // response holding only the failed operation, its message prefixed with its
-// 0-based index (PROTOCOL.md 0.1, 7.4; live: TableNotFound "0:…" in the JS
+// 0-based index (docs/protocol.md 0.1, 7.4; live: TableNotFound "0:…" in the JS
 // recording should_handle_sub_request_error, EntityAlreadyExists "2:…" in
 // the Go recording TestBatchError).
 
 const (
 	// maxBatchOps and maxBatchBytes are the service's limits on a change
-	// set (PROTOCOL.md 7.2, 10).
+	// set (docs/protocol.md 7.2, 10).
 	maxBatchOps   = 100
 	maxBatchBytes = 4 << 20
 )
@@ -69,7 +69,7 @@ type batchFailure struct {
 
 func (f *batchFailure) Error() string { return strconv.Itoa(f.index) + ":" + f.err.Error() }
 
-// batch: POST /$batch (PROTOCOL.md 7).
+// batch: POST /$batch (docs/protocol.md 7).
 func (s *Server) batch(c *call) error {
 	body, err := readBatchBody(c.r)
 	if err != nil {
@@ -142,7 +142,7 @@ func readBatchBody(r *http.Request) ([]byte, error) {
 
 // checkBatch validates everything that can be known before the store is
 // touched, in operation order, so a failure carries the index of the
-// operation that causes it (PROTOCOL.md 7.4). It returns the batch's table.
+// operation that causes it (docs/protocol.md 7.4). It returns the batch's table.
 func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 	if len(ops) > maxBatchOps {
 		// The live index is 0 or 99 (CS accepts either); Azurite says 0.
@@ -162,7 +162,7 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 			table, pk = o.res.table, o.w.pk
 		} else if !strings.EqualFold(o.res.table, table) || o.w.pk != pk {
 			// An entity group is one table and one PartitionKey. Another
-			// table has no observed code of its own (PROTOCOL.md 12.3);
+			// table has no observed code of its own (docs/protocol.md 12.3);
 			// the service's wording covers it.
 			return "", &batchFailure{index: i, group: true, err: tableemu.New(tableemu.CommandsInBatchActOnDifferentPartitions)}
 		}
@@ -222,12 +222,12 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 			"A batch operation must address entities of a table; %s %s does not.", r.Method, clipText(p.target))
 	}
 	if o.get && n > 1 {
-		// A query is a batch of its own (PROTOCOL.md 7.1); mixing it with
-		// writes has no observed code (PROTOCOL.md 12.3).
+		// A query is a batch of its own (docs/protocol.md 7.1); mixing it with
+		// writes has no observed code (docs/protocol.md 12.3).
 		return tableemu.Newf(tableemu.InvalidInput,
 			"A query (GET) must be the only operation in its batch; this batch has %d operations.", n)
 	}
-	// Each operation needs its own permission (PROTOCOL.md 7.4, 9.6): the
+	// Each operation needs its own permission (docs/protocol.md 7.4, 9.6): the
 	// outer request was only checked for the Batch operation. As for a
 	// single request, authorization comes before content negotiation.
 	if c.grant != nil {
@@ -358,7 +358,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 	run := func(tx *store.Tx) error {
 		var err error
 		if t, err = tx.GetTable(c.res.account, table); err != nil {
-			// A missing table fails the first operation (PROTOCOL.md 7.4).
+			// A missing table fails the first operation (docs/protocol.md 7.4).
 			err = failAt(&fail, 0, storeErr(err))
 			if fail != nil {
 				fail.group = true
@@ -407,7 +407,7 @@ func failAt(fail **batchFailure, i int, err error) error {
 	return *fail
 }
 
-// writeBatch sends the 202 (PROTOCOL.md 7.3, 7.4): a batchresponse holding
+// writeBatch sends the 202 (docs/protocol.md 7.3, 7.4): a batchresponse holding
 // a changesetresponse (when the request had a changeset) with one part per
 // operation in order, or only the failed operation's part. Lines end with
 // CRLF and the header is written "ETag" exactly: the JS SDK matches
@@ -460,7 +460,7 @@ func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Tabl
 		// The live service sends no x-ms-error-code on the 202 (Go
 		// TestBatchError, JS should_handle_sub_request_error). tableemu
 		// adds it: the Go SDK reports a failed batch as a ResponseError
-		// whose ErrorCode is empty unless this header is set (PROTOCOL.md
+		// whose ErrorCode is empty unless this header is set (docs/protocol.md
 		// 13), and clients that parse the parts ignore it.
 		h.Set("x-ms-error-code", string(fail.err.Code))
 		c.errCode = fail.err.Code
@@ -498,7 +498,7 @@ func appendPartHeader(b []byte, name, value string) []byte {
 }
 
 // appendOpPart writes a successful operation's part: what its single
-// request answers, as the service sends it inside a batch (PROTOCOL.md 7.3,
+// request answers, as the service sends it inside a batch (docs/protocol.md 7.3,
 // WIRE-GO TestBatchMixed: DataServiceVersion 3.0; for inserts and queries,
 // 1.0; for updates, merges and deletes; Location and DataServiceId for
 // inserts only; no ETag after a delete).
@@ -540,7 +540,7 @@ func (c *call) appendOpPart(b []byte, o *batchOp, t store.Table, base string) []
 }
 
 // appendFailedPart writes the failed operation's part: its status, the
-// JSON error with the message prefixed "<index>:" (PROTOCOL.md 7.4, 8.1).
+// JSON error with the message prefixed "<index>:" (docs/protocol.md 7.4, 8.1).
 func (c *call) appendFailedPart(b []byte, o *batchOp, f *batchFailure) []byte {
 	b = appendPartHead(b, o, f.err.Status)
 	if !f.group {

@@ -11,7 +11,7 @@ import (
 
 // FuzzBatch: no body makes $batch panic or answer 500, and a batch that
 // fails leaves the tables exactly as they were — nothing of it is committed
-// (PROTOCOL.md 7.2: all or nothing). A batch that succeeds answers a 2xx
+// (docs/protocol.md 7.2: all or nothing). A batch that succeeds answers a 2xx
 // part for every operation.
 func FuzzBatch(f *testing.F) {
 	const host = "127.0.0.1:1"

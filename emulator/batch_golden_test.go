@@ -33,7 +33,7 @@ func setupInserts(table string, rks ...string) string {
 
 var goldens = []golden{
 	{
-		// aztables v1.4.1 (PROTOCOL.md 13): multipart.Writer framing, part
+		// aztables v1.4.1 (docs/protocol.md 13): multipart.Writer framing, part
 		// headers sorted, request headers sorted by the keys as set (so
 		// "x-ms-version" last, and it and DataServiceVersion empty), keys
 		// in the URL neither doubled nor escaped, $format on inserts and

@@ -18,7 +18,7 @@ import (
 	"github.com/tableemu/tableemu/auth"
 )
 
-// Tests of $batch (PROTOCOL.md 7) at the wire: golden exchanges in the
+// Tests of $batch (docs/protocol.md 7) at the wire: golden exchanges in the
 // layouts the Go, JS and .NET SDKs (and the legacy Node SDK) send
 // (batch_golden_test.go), the parser's tolerance, and the rules whose
 // failures live inside the 202. The SDK-level behaviour is in
@@ -107,7 +107,7 @@ var normalizers = []struct {
 
 // normalize replaces what varies between runs (boundaries, times, ids,
 // the port) and turns CRLF into "\n", after checking that every line ends
-// with CRLF (PROTOCOL.md 0.1).
+// with CRLF (docs/protocol.md 0.1).
 func normalize(t *testing.T, s string) string {
 	t.Helper()
 	if strings.Contains(strings.ReplaceAll(s, "\r\n", ""), "\n") {
@@ -205,7 +205,7 @@ func entityStatus(t *testing.T, hs *httptest.Server, table, pk, rk string) int {
 }
 
 // TestBatchTolerance: layouts real clients send, or could, all accepted
-// (PROTOCOL.md 7.1).
+// (docs/protocol.md 7.1).
 func TestBatchTolerance(t *testing.T) {
 	_, hs := batchServer(t)
 	ins := func(rk string) string {
@@ -244,7 +244,7 @@ func TestBatchTolerance(t *testing.T) {
 }
 
 // TestBatchVerbs: merge by MERGE, PATCH and POST + X-HTTP-Method inside a
-// batch, as outside (PROTOCOL.md 1.2).
+// batch, as outside (docs/protocol.md 1.2).
 func TestBatchVerbs(t *testing.T) {
 	_, hs := batchServer(t)
 	r := postBatch(t, hs, batchCT, changeset(insertOp("p", "a"), insertOp("p", "b"), insertOp("p", "c")))
@@ -272,7 +272,7 @@ func TestBatchVerbs(t *testing.T) {
 }
 
 // TestBatchMalformed: a body that is not a batch fails the whole request
-// with 400 InvalidInput and a message saying what is wrong (PROTOCOL.md 7.4).
+// with 400 InvalidInput and a message saying what is wrong (docs/protocol.md 7.4).
 func TestBatchMalformed(t *testing.T) {
 	_, hs := batchServer(t)
 	ok := changeset(insertOp("p", "m"))
@@ -318,7 +318,7 @@ func TestBatchMalformed(t *testing.T) {
 // TestBatchOperationFailures: each rule, broken by the second operation,
 // answers 202 with only that operation's part, its index in the message,
 // the code in x-ms-error-code, and the first operation not written
-// (PROTOCOL.md 0.1, 7.4).
+// (docs/protocol.md 0.1, 7.4).
 func TestBatchOperationFailures(t *testing.T) {
 	_, hs := batchServer(t)
 	first := insertOp("p", "first")
@@ -404,7 +404,7 @@ func TestBatchTooManyOperations(t *testing.T) {
 }
 
 // TestBatchTooLarge: more than 4 MiB is 413 for the whole request
-// (PROTOCOL.md 7.2, 7.4).
+// (docs/protocol.md 7.2, 7.4).
 func TestBatchTooLarge(t *testing.T) {
 	_, hs := batchServer(t)
 	pad := strings.Repeat("x", 30000)
@@ -439,7 +439,7 @@ func TestBatchLoneQueryMissing(t *testing.T) {
 }
 
 // TestBatchContentID: Content-ID is echoed from the MIME part header or
-// from the request's headers, on success and on failure (PROTOCOL.md 0.1).
+// from the request's headers, on success and on failure (docs/protocol.md 0.1).
 func TestBatchContentID(t *testing.T) {
 	_, hs := batchServer(t)
 	body := changeset(insertOp("p", "c1"), "Content-ID: 7\nX: y\n\n"+insertOp("p", "c2"))
@@ -457,7 +457,7 @@ func TestBatchContentID(t *testing.T) {
 
 // TestBatchServiceSAS: with a table SAS, each operation needs its own
 // permission and must be inside the key range; a refusal is that
-// operation's failure (PROTOCOL.md 0.1, 7.4). The handler is called with
+// operation's failure (docs/protocol.md 0.1, 7.4). The handler is called with
 // the grant the SAS yields, as authorize would set it.
 func TestBatchServiceSAS(t *testing.T) {
 	s, hs := batchServer(t)

@@ -10,7 +10,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// This file reads a $batch body (PROTOCOL.md 7.1): a multipart/mixed body
+// This file reads a $batch body (docs/protocol.md 7.1): a multipart/mixed body
 // whose one part is either a changeset (multipart/mixed again, one
 // application/http part per operation) or a lone application/http query.
 //
@@ -28,7 +28,7 @@ import (
 // batchBody is a parsed $batch body.
 type batchBody struct {
 	// changeset reports whether the operations came inside a changeset;
-	// the response mirrors the request's structure (PROTOCOL.md 7.3).
+	// the response mirrors the request's structure (docs/protocol.md 7.3).
 	changeset bool
 	parts     []batchPart
 }
@@ -44,7 +44,7 @@ type batchPart struct {
 
 // malformed is the top-level refusal of a body that is not a batch. The
 // service answers a broken multipart body with 400 for the whole request
-// (PROTOCOL.md 7.4); the message says what is wrong.
+// (docs/protocol.md 7.4); the message says what is wrong.
 func malformed(format string, args ...any) *tableemu.Error {
 	return tableemu.Newf(tableemu.InvalidInput, "The batch request body is malformed: "+format, args...)
 }
@@ -66,7 +66,7 @@ func parseBatch(contentType string, body []byte) (*batchBody, error) {
 		return nil, malformed("it holds no changeset and no query.")
 	case 1:
 	default:
-		// One changeset, or one query, per batch (PROTOCOL.md 7.2).
+		// One changeset, or one query, per batch (docs/protocol.md 7.2).
 		return nil, malformed("it holds %d parts; a batch holds one changeset or one query.", len(outer))
 	}
 	ct, id, rest, err := p.mimeHeader(outer[0])

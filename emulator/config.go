@@ -12,7 +12,7 @@ import (
 )
 
 // DevAccount and DevKey are the well-known development storage account
-// and key every Azure SDK and Azurite know (PROTOCOL.md 9.1).
+// and key every Azure SDK and Azurite know (docs/protocol.md 9.1).
 const (
 	DevAccount = "devstoreaccount1"
 	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

@@ -8,7 +8,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// CORS (PROTOCOL.md 3.7): the rules are the account's Table service
+// CORS (docs/protocol.md 3.7): the rules are the account's Table service
 // properties (service.go); OPTIONS preflight requests are answered here
 // without credentials, and actual requests carrying an Origin get the
 // Access-Control headers of the first rule that allows their origin and
@@ -67,7 +67,7 @@ func (s *Server) corsRules(c *call) []corsRule {
 // applyCORS adds the CORS response headers to an actual (non-OPTIONS)
 // request; ServeHTTP calls it before routing, so error responses get them
 // too and a browser can read the error. Per the service's CORS page
-// (PROTOCOL.md 2.2, 3.7):
+// (docs/protocol.md 2.2, 3.7):
 //
 //   - no rules: nothing;
 //   - a rule allowing the origin and method: Access-Control-Allow-Origin
@@ -144,7 +144,7 @@ func deref(p *string) string {
 	return *p
 }
 
-// allowsOrigin compares origins without regard to case (PROTOCOL.md 3.7).
+// allowsOrigin compares origins without regard to case (docs/protocol.md 3.7).
 func (r corsRule) allowsOrigin(origin string) bool {
 	origin = strings.TrimSpace(origin)
 	for _, o := range splitList(deref(r.AllowedOrigins)) {
@@ -155,14 +155,14 @@ func (r corsRule) allowsOrigin(origin string) bool {
 	return false
 }
 
-// allowsMethod: methods match exactly (PROTOCOL.md 3.7).
+// allowsMethod: methods match exactly (docs/protocol.md 3.7).
 func (r corsRule) allowsMethod(method string) bool {
 	return slices.Contains(splitList(deref(r.AllowedMethods)), strings.TrimSpace(method))
 }
 
 // allowsHeaders reports whether every header of a comma-separated
 // Access-Control-Request-Headers value is allowed: by name without regard
-// to case, by a prefix ending in '*', or by a lone "*" (PROTOCOL.md 3.7).
+// to case, by a prefix ending in '*', or by a lone "*" (docs/protocol.md 3.7).
 func (r corsRule) allowsHeaders(requested string) bool {
 	allowed := splitList(deref(r.AllowedHeaders))
 	for _, h := range splitList(requested) {
@@ -186,7 +186,7 @@ func headerMatches(entry, name string) bool {
 // headers go out, when they are known: the names of the response's headers
 // that the rule's ExposedHeaders match, then the rule's literal names not
 // among them (the live service lists the response's own header names,
-// PROTOCOL.md 2.2; Azurite computes the same list).
+// docs/protocol.md 2.2; Azurite computes the same list).
 type corsWriter struct {
 	http.ResponseWriter
 	exposed []string

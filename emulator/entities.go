@@ -12,7 +12,7 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// writeKind is what an entity write does (PROTOCOL.md 3.10-3.13).
+// writeKind is what an entity write does (docs/protocol.md 3.10-3.13).
 type writeKind int
 
 const (
@@ -33,7 +33,7 @@ type condition struct {
 
 // parseIfMatch reads If-Match. An ETag tableemu did not issue but that is
 // shaped like one (a quoted string) can never match, so it yields 412 like
-// a stale ETag; anything else is 400 InvalidInput (PROTOCOL.md 3.11).
+// a stale ETag; anything else is 400 InvalidInput (docs/protocol.md 3.11).
 func parseIfMatch(h http.Header) (condition, error) {
 	vals, ok := h["If-Match"]
 	if !ok {
@@ -63,7 +63,7 @@ type entityWrite struct {
 }
 
 // apply performs w on table t and returns the entity as stored (nil after a
-// delete). Existence and If-Match follow PROTOCOL.md 3.11-3.13: with an
+// delete). Existence and If-Match follow docs/protocol.md 3.11-3.13: with an
 // If-Match the entity must exist (404) and match (412); without one, PUT
 // and MERGE are upserts.
 func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
@@ -106,7 +106,7 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 }
 
 // merge applies a Merge body to the stored entity: properties in the body
-// replace value and type, the others stay, in their order (PROTOCOL.md 3.12).
+// replace value and type, the others stay, in their order (docs/protocol.md 3.12).
 func merge(old, body *edm.Entity) *edm.Entity {
 	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey}
 	out.Properties = make([]edm.Property, 0, len(old.Properties)+len(body.Properties))
@@ -169,7 +169,7 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, er
 }
 
 // entityTable reads the table of an entity operation; a missing table is
-// 404 TableNotFound for every entity operation (PROTOCOL.md 0.1).
+// 404 TableNotFound for every entity operation (docs/protocol.md 0.1).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
 	t, err := tx.GetTable(c.res.account, c.res.table)
 	if err != nil {
@@ -212,7 +212,7 @@ func (c *call) addressed() error {
 	return c.inScope(c.res.pk, c.res.rk)
 }
 
-// insertEntity: POST /<table> (PROTOCOL.md 3.10).
+// insertEntity: POST /<table> (docs/protocol.md 3.10).
 func (s *Server) insertEntity(c *call) error {
 	pref := prefer(c.r.Header)
 	if pref != "" {
@@ -255,7 +255,7 @@ type reply struct {
 	body     []byte // the 201 echo; nil for 204
 }
 
-// insertReply is the answer to an insert of e (PROTOCOL.md 3.10): 204 with
+// insertReply is the answer to an insert of e (docs/protocol.md 3.10): 204 with
 // Location and DataServiceId under Prefer: return-no-content, otherwise 201
 // echoing the entity at o's metadata level; an ETag either way.
 func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
@@ -306,7 +306,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 }
 
 // deleteEntity: DELETE /<table>(PK,RK); If-Match is required
-// (PROTOCOL.md 3.13).
+// (docs/protocol.md 3.13).
 func (s *Server) deleteEntity(c *call) error {
 	if err := c.addressed(); err != nil {
 		return err
@@ -316,7 +316,7 @@ func (s *Server) deleteEntity(c *call) error {
 		return err
 	}
 	if !cond.present {
-		// The live code is unconfirmed (PROTOCOL.md 3.13); a missing
+		// The live code is unconfirmed (docs/protocol.md 3.13); a missing
 		// required header is MissingRequiredHeader in the service's table.
 		return tableemu.New(tableemu.MissingRequiredHeader).WithDetail("Delete Entity needs If-Match (* or an ETag)")
 	}

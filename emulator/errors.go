@@ -13,7 +13,7 @@ import (
 )
 
 // writeError is the one place an error becomes a response. Every error
-// carries its code twice, in x-ms-error-code and in the body (PROTOCOL.md
+// carries its code twice, in x-ms-error-code and in the body (docs/protocol.md
 // 0.1, 8): an OData JSON error for the JSON operations, OData XML for the
 // XML endpoints and for 415.
 func (c *call) writeError(err error) {
@@ -47,7 +47,7 @@ func (c *call) writeError(err error) {
 }
 
 // errorMessage is the message value the service sends: the message, then
-// the request id and time on their own lines (PROTOCOL.md 8.1).
+// the request id and time on their own lines (docs/protocol.md 8.1).
 func errorMessage(msg, reqID string, now time.Time) string {
 	return msg + "\nRequestId:" + reqID + "\nTime:" + edm.FormatTimestamp(edm.TicksFromTime(now))
 }
@@ -84,7 +84,7 @@ func appendXMLText(b []byte, s string) []byte {
 // Mapping of store errors. The table of codes is the root package (error.go); these are the
 // store outcomes whose code depends only on what happened. Callers whose
 // outcome differs by operation (a missing table is ResourceNotFound for
-// Delete Table but TableNotFound for entity operations, PROTOCOL.md 0.1)
+// Delete Table but TableNotFound for entity operations, docs/protocol.md 0.1)
 // translate before calling.
 func storeErr(err error) error {
 	switch {

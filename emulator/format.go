@@ -9,7 +9,7 @@ import (
 	"github.com/tableemu/tableemu/emulator/wire"
 )
 
-// negotiate picks the JSON metadata level of a response (PROTOCOL.md 2.1,
+// negotiate picks the JSON metadata level of a response (docs/protocol.md 2.1,
 // 0.1). $format wins over Accept: the Go SDK always sends Accept minimal and
 // puts the caller's choice in $format. No Accept, */* and bare
 // application/json mean minimal metadata; a request that accepts only Atom

@@ -17,7 +17,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// FuzzResourcePath: request targets and Host headers (PROTOCOL.md 1.1–1.3)
+// FuzzResourcePath: request targets and Host headers (docs/protocol.md 1.1–1.3)
 // never panic the resource parser, which refuses only with a coded 4xx;
 // every entity address it accepts names keys that, written back in the
 // canonical form clients use (quotes doubled, path-escaped), parse to the
@@ -154,7 +154,7 @@ func FuzzResourcePath(f *testing.F) {
 			return // net/http refuses the request line itself
 		}
 		// 501 NotImplemented is the service's own answer to filters it
-		// refuses (property against property, PROTOCOL.md 6.1); any other
+		// refuses (property against property, docs/protocol.md 6.1); any other
 		// 5xx is a server fault.
 		deliberate := rec.Code == 501 && rec.Header().Get("x-ms-error-code") == "NotImplemented"
 		if rec.Code >= 500 && !deliberate {
@@ -173,11 +173,11 @@ func FuzzResourcePath(f *testing.F) {
 }
 
 // keyLiteral writes a key as SDKs put it in a URL: quotes doubled, then
-// path-escaped (PROTOCOL.md 1.3, 13).
+// path-escaped (docs/protocol.md 1.3, 13).
 func keyLiteral(k string) string { return url.PathEscape(strings.ReplaceAll(k, "'", "''")) }
 
 // liteAuth is the Shared Key Lite header for a path-style path as sent
-// (PROTOCOL.md 9.4, 9.5), computed here rather than by package auth.
+// (docs/protocol.md 9.4, 9.5), computed here rather than by package auth.
 func liteAuth(date, path string) string {
 	key, _ := base64.StdEncoding.DecodeString(DevKey)
 	m := hmac.New(sha256.New, key)

@@ -15,7 +15,7 @@ import (
 // that "AzureAD authentication is not supported when setting or retrieving
 // ACLs for Tables", and Azurite skips token authentication for them), so
 // they get 403 AuthorizationFailure, the code for an operation a valid
-// credential may not perform (PROTOCOL.md 9.8).
+// credential may not perform (docs/protocol.md 9.8).
 func (s *Server) bearerGrant(c *call, req *auth.Request, acct *auth.Account) (*auth.Grant, error) {
 	g, err := auth.VerifyBearer(req, acct)
 	if err != nil {

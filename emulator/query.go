@@ -11,7 +11,7 @@ import (
 )
 
 // getEntity: GET /<table>(PK,RK), with an optional $select
-// (PROTOCOL.md 3.9).
+// (docs/protocol.md 3.9).
 func (s *Server) getEntity(c *call) error {
 	if err := c.addressed(); err != nil {
 		return err
@@ -47,7 +47,7 @@ func (s *Server) getEntity(c *call) error {
 }
 
 // queryEntities: GET /<table>() with $filter, $select, $top and the
-// NextPartitionKey/NextRowKey continuation (PROTOCOL.md 3.8, 6).
+// NextPartitionKey/NextRowKey continuation (docs/protocol.md 3.8, 6).
 func (s *Server) queryEntities(c *call) error {
 	q := c.r.URL.Query()
 	filter, top, sel, err := parseQueryOptions(q)
@@ -75,7 +75,7 @@ func (s *Server) queryEntities(c *call) error {
 	}
 	if kr, ok := c.grant.KeyRange(); ok {
 		// A SAS key range: the query sees only entities inside it
-		// (PROTOCOL.md 0.1).
+		// (docs/protocol.md 0.1).
 		r := &store.KeyRange{To: kr.HasEndPK, ToPK: kr.EndPK, ToRK: kr.EndRK, HasToRK: kr.HasEndRK}
 		if kr.HasStartPK {
 			r.From = &store.Key{PK: kr.StartPK, RK: kr.StartRK}
@@ -134,7 +134,7 @@ func (s *Server) queryEntities(c *call) error {
 	}
 	if next := res.Next; next != nil {
 		// Both headers whenever more results exist, neither on the last
-		// page (PROTOCOL.md 0.1).
+		// page (docs/protocol.md 0.1).
 		c.w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(next.PK))
 		c.w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(next.RK))
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// resKind is the kind of resource a request path names (PROTOCOL.md 1.2).
+// resKind is the kind of resource a request path names (docs/protocol.md 1.2).
 type resKind int
 
 const (
@@ -29,7 +29,7 @@ type resource struct {
 	table     string
 	pk, rk    string
 	// rawPath is the path exactly as the client sent it, still
-	// percent-encoded: signatures are computed over it (PROTOCOL.md 9.5).
+	// percent-encoded: signatures are computed over it (docs/protocol.md 9.5).
 	rawPath string
 	// keyErr is set when the key literal of an entity path is present but
 	// unusable; reported after authentication, like other input errors.
@@ -144,8 +144,8 @@ func (s *Server) hostAccount(host string) (string, bool) {
 
 // parseKeyArgs reads "PartitionKey='p',RowKey='r'" (either order, optional
 // spaces), undoing the doubled quotes clients write inside the literals
-// (PROTOCOL.md 1.3). The Go SDK does not double quotes inside $batch parts
-// (PROTOCOL.md 13), so when the strict reading fails the literals are taken
+// (docs/protocol.md 1.3). The Go SDK does not double quotes inside $batch parts
+// (docs/protocol.md 13), so when the strict reading fails the literals are taken
 // greedily between the fixed delimiters instead.
 func parseKeyArgs(s string) (pk, rk string, ok bool) {
 	if pk, rk, ok = parseKeyArgsStrict(s); ok {
@@ -215,7 +215,7 @@ func parseKeyArgsStrict(s string) (pk, rk string, ok bool) {
 }
 
 // urlKeyError classifies a key addressed in the URL that the service
-// refuses (PROTOCOL.md 1.5): '/' and '\' break its URL parsing (InvalidInput,
+// refuses (docs/protocol.md 1.5): '/' and '\' break its URL parsing (InvalidInput,
 // "Bad Request - Error in query syntax."); other forbidden characters are
 // OutOfRangeInput. Control characters the service's HTTP layer rejects
 // outright get the same OutOfRangeInput here, so the caller sees a code.

@@ -15,7 +15,7 @@ type handler func(c *call) error
 
 // routes is the one route table: method, resource kind, the matcher that
 // distinguishes look-alike operations, the operation (which is also what
-// authorization checks, PROTOCOL.md 9.6/9.7) and its handler — one per line.
+// authorization checks, docs/protocol.md 9.6/9.7) and its handler — one per line.
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
 	type route struct {
@@ -58,7 +58,7 @@ func (s *Server) routes() *mux.Router {
 		m.Handler(s.operation(rt.op, rt.h, rt.xml))
 	}
 	// CORS preflight needs no credentials; it is answered from the
-	// account's CORS rules (cors.go, PROTOCOL.md 3.7).
+	// account's CORS rules (cors.go, docs/protocol.md 3.7).
 	// (A method matcher here would turn every unmatched request into a
 	// method mismatch, 405, instead of 400 InvalidUri.)
 	r.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.Method == http.MethodOptions }).
@@ -86,7 +86,7 @@ func (s *Server) operation(op auth.Op, h handler, xml bool) http.Handler {
 			return
 		}
 		// Preflight and the outer $batch request never answer 415
-		// (PROTOCOL.md 0.1); the batch's parts negotiate on their own.
+		// (docs/protocol.md 0.1); the batch's parts negotiate on their own.
 		if !xml && op != auth.Preflight && op != auth.Batch {
 			lvl, err := negotiate(r)
 			if err != nil {

@@ -169,7 +169,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.writeError(err)
 		return
 	}
-	s.applyCORS(c) // CORS headers of actual requests (cors.go, PROTOCOL.md 3.7)
+	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
 	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
 	c.r = r
 	s.router.ServeHTTP(sw, r)
@@ -179,7 +179,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const defaultVersion = "2019-02-02"
 
 // maxBody is the largest request body accepted: a 4 MiB $batch plus its
-// multipart framing (PROTOCOL.md 0.1, 10). Larger bodies are refused from
+// multipart framing (docs/protocol.md 0.1, 10). Larger bodies are refused from
 // Content-Length before any is read.
 const maxBody = 4<<20 + 64<<10
 
@@ -210,7 +210,7 @@ func (s *Server) checkRequest(c *call) error {
 
 // checkVersion accepts every x-ms-version real SDKs send: any well-formed
 // date from 2013-08-15 on (the legacy SDKs send 2018-03-28, current ones
-// 2019-02-02), and no header at all (PROTOCOL.md 0.1).
+// 2019-02-02), and no header at all (docs/protocol.md 0.1).
 func (s *Server) checkVersion(v string) error {
 	if v == "" || s.cfg.SkipAPIVersionCheck {
 		return nil
@@ -227,7 +227,7 @@ func (s *Server) checkVersion(v string) error {
 }
 
 // resolveMethod applies X-HTTP-Method, which clients use to send MERGE (and
-// sometimes DELETE) through proxies that only pass POST (PROTOCOL.md 2.1).
+// sometimes DELETE) through proxies that only pass POST (docs/protocol.md 2.1).
 func resolveMethod(r *http.Request) error {
 	vals := r.Header.Values("X-HTTP-Method")
 	if len(vals) == 0 {
@@ -325,7 +325,7 @@ func redactHeaders(h http.Header) http.Header {
 }
 
 // ifMatchPresent reports whether the request has If-Match; PUT and MERGE
-// without it are upserts, so it picks the operation (PROTOCOL.md 3.11).
+// without it are upserts, so it picks the operation (docs/protocol.md 3.11).
 func ifMatchPresent(r *http.Request, _ *mux.RouteMatch) bool {
 	_, ok := r.Header["If-Match"]
 	return ok

@@ -90,7 +90,7 @@ func TestHostileRequests(t *testing.T) {
 				}
 				// net/http itself refuses a request line it cannot parse
 				// (an invalid %-escape), before any handler runs; the
-				// service's HTTP layer does the same (PROTOCOL.md 1.5).
+				// service's HTTP layer does the same (docs/protocol.md 1.5).
 				httpLayer := strings.HasPrefix(string(raw), "400 Bad Request")
 				if resp.StatusCode >= 400 && resp.Header.Get("x-ms-error-code") == "" && m != "HEAD" && !httpLayer {
 					t.Fatalf("%s %s: %d without x-ms-error-code", m, p, resp.StatusCode)
@@ -124,7 +124,7 @@ func TestParseKeyArgs(t *testing.T) {
 		{"PartitionKey='it''s',RowKey='a''''b'", "it's", "a''b"},
 		{"RowKey='r', PartitionKey='p'", "p", "r"},
 		// The Go SDK does not double quotes inside $batch parts
-		// (PROTOCOL.md 13): read greedily.
+		// (docs/protocol.md 13): read greedily.
 		{"PartitionKey='q'k',RowKey='r'", "q'k", "r"},
 		{"PartitionKey='a',RowKey='x',RowKey='y'", "a',RowKey='x", "y"},
 	} {

@@ -16,7 +16,7 @@ import (
 	"github.com/tableemu/tableemu/emulator/store"
 )
 
-// Table service properties (PROTOCOL.md 3.5) and stats (3.6). The element
+// Table service properties (docs/protocol.md 3.5) and stats (3.6). The element
 // order of each type is the order the service writes them in (captured
 // Get Service Properties responses, e.g. azure-sdk-for-js storage
 // recordings: Version, Read, Write, Delete, RetentionPolicy; AllowedMethods,
@@ -65,7 +65,7 @@ type corsRule struct {
 }
 
 // defaultServiceProperties are a new account's: logging and both metrics
-// off, retention off, no CORS rules (PROTOCOL.md 3.5).
+// off, retention off, no CORS rules (docs/protocol.md 3.5).
 func defaultServiceProperties() *serviceProperties {
 	v, f := "1.0", false
 	off := func() *retention { return &retention{Enabled: &f} }
@@ -77,7 +77,7 @@ func defaultServiceProperties() *serviceProperties {
 	}
 }
 
-// Limits of Set Table Service Properties (PROTOCOL.md 3.5, 10): five CORS
+// Limits of Set Table Service Properties (docs/protocol.md 3.5, 10): five CORS
 // rules; retention of 1 to 365 days; per rule at most 64 origins and, in
 // each header list, 64 literal and 2 prefixed (trailing '*') names, each at
 // most 256 characters (DOC, as quoted in the azure-data-tables
@@ -104,7 +104,7 @@ var corsMethods = map[string]bool{
 // invalidXML is the refusal of every malformed or invalid XML body: the
 // service answers 400 InvalidXmlDocument for syntax errors, an empty
 // <StorageServiceProperties/>, retention days out of range and bad ACLs
-// alike (PROTOCOL.md 3.4, 3.5); the detail says what was wrong.
+// alike (docs/protocol.md 3.4, 3.5); the detail says what was wrong.
 func invalidXML(format string, args ...any) *tableemu.Error {
 	return tableemu.New(tableemu.InvalidXmlDocument).WithDetail(format, args...)
 }
@@ -232,7 +232,7 @@ func splitList(s string) []string {
 
 // merged is old with the top-level elements set replaced: an element left
 // out of a Set keeps its value, and an empty <Cors/> clears the rules
-// (PROTOCOL.md 0.1).
+// (docs/protocol.md 0.1).
 func (p *serviceProperties) merged(old *serviceProperties) *serviceProperties {
 	out := *old
 	if p.Logging != nil {
@@ -333,7 +333,7 @@ func loadProperties(tx *store.Tx, account string) (*serviceProperties, error) {
 }
 
 // getServiceProperties: GET /?restype=service&comp=properties
-// (PROTOCOL.md 3.5).
+// (docs/protocol.md 3.5).
 func (s *Server) getServiceProperties(c *call) error {
 	p, err := s.props.get(c.r.Context(), s.store, c.res.account)
 	if err != nil {
@@ -343,7 +343,7 @@ func (s *Server) getServiceProperties(c *call) error {
 }
 
 // setServiceProperties: PUT /?restype=service&comp=properties. 202 with
-// no body and none of the JSON headers (PROTOCOL.md 3.5).
+// no body and none of the JSON headers (docs/protocol.md 3.5).
 func (s *Server) setServiceProperties(c *call) error {
 	body, err := readBody(c.r)
 	if err != nil {
@@ -364,7 +364,7 @@ func (s *Server) setServiceProperties(c *call) error {
 	return nil
 }
 
-// serviceStats is the Get Table Service Stats body (PROTOCOL.md 3.6).
+// serviceStats is the Get Table Service Stats body (docs/protocol.md 3.6).
 type serviceStats struct {
 	XMLName      xml.Name `xml:"StorageServiceStats"`
 	Status       string   `xml:"GeoReplication>Status"`
@@ -372,9 +372,9 @@ type serviceStats struct {
 }
 
 // getServiceStats: GET /?restype=service&comp=stats, served only on the
-// "-secondary" account (PROTOCOL.md 1.1, 3.6). An emulator has one copy of
+// "-secondary" account (docs/protocol.md 1.1, 3.6). An emulator has one copy of
 // the data, so the secondary is always live and in sync: LastSyncTime is
-// now, in RFC 1123 as the Go SDK requires (PROTOCOL.md 13). On the primary
+// now, in RFC 1123 as the Go SDK requires (docs/protocol.md 13). On the primary
 // the answer is Azurite's, 400 InvalidQueryParameterValue.
 func (s *Server) getServiceStats(c *call) error {
 	if !c.res.secondary {
@@ -387,7 +387,7 @@ func (s *Server) getServiceStats(c *call) error {
 
 // writeXML sends an XML response: the declaration, then v. bom prefixes a
 // UTF-8 byte order mark, as the service does for service properties and
-// stats but not for ACLs (PROTOCOL.md 2.2). XML responses carry neither
+// stats but not for ACLs (docs/protocol.md 2.2). XML responses carry neither
 // Cache-Control nor nosniff.
 func (c *call) writeXML(status int, v any, bom bool) error {
 	var b bytes.Buffer
@@ -412,7 +412,7 @@ func (c *call) writeXML(status int, v any, bom bool) error {
 // whose root element is v's (a leading byte order mark and the
 // declaration are allowed). A syntax error, another root, an encoding other
 // than UTF-8, a malformed value or anything after the root is 400
-// InvalidXmlDocument (PROTOCOL.md 3.4, 3.5). encoding/xml resolves no
+// InvalidXmlDocument (docs/protocol.md 3.4, 3.5). encoding/xml resolves no
 // external entities, so hostile documents cannot reach files or the
 // network.
 func decodeXML(body []byte, v any) error {

@@ -256,7 +256,7 @@ func TestServicePropertiesConcurrent(t *testing.T) {
 }
 
 // signComp re-signs req (Shared Key Lite) with "?comp=" in the
-// canonicalized resource, which signed leaves out (PROTOCOL.md 9.5).
+// canonicalized resource, which signed leaves out (docs/protocol.md 9.5).
 func signComp(req *http.Request, path, comp string) {
 	key, _ := base64.StdEncoding.DecodeString(DevKey)
 	m := hmac.New(sha256.New, key)

@@ -15,7 +15,7 @@ import (
 
 // baseURL is the service root the response's odata links are built on:
 // scheme://host plus, in path style, the account as addressed
-// (PROTOCOL.md 4.1).
+// (docs/protocol.md 4.1).
 func (c *call) baseURL() string {
 	scheme := "http"
 	if c.r.TLS != nil {
@@ -33,7 +33,7 @@ func (c *call) baseURL() string {
 }
 
 // validateTableName applies the service's naming rules and its exact codes
-// (PROTOCOL.md 1.4): wrong length is OutOfRangeInput, other bad names
+// (docs/protocol.md 1.4): wrong length is OutOfRangeInput, other bad names
 // InvalidResourceName ("specifed" is the service's spelling), and the
 // reserved name "tables" InvalidInput.
 func validateTableName(name string) error {
@@ -53,11 +53,11 @@ func validateTableName(name string) error {
 	return nil
 }
 
-// createTable: POST /Tables {"TableName":"name"} (PROTOCOL.md 3.2).
+// createTable: POST /Tables {"TableName":"name"} (docs/protocol.md 3.2).
 func (s *Server) createTable(c *call) error {
 	pref := prefer(c.r.Header)
 	if pref != "" {
-		// Echoed on errors too, as the service does (PROTOCOL.md 3.2).
+		// Echoed on errors too, as the service does (docs/protocol.md 3.2).
 		c.w.Header().Set("Preference-Applied", pref)
 	}
 	body, err := readBody(c.r)
@@ -124,7 +124,7 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 }
 
 // getTable: GET /Tables('name'), the legacy SDKs' existence check
-// (PROTOCOL.md 0.1).
+// (docs/protocol.md 0.1).
 func (s *Server) getTable(c *call) error {
 	var t store.Table
 	err := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
@@ -143,7 +143,7 @@ func (s *Server) getTable(c *call) error {
 }
 
 // deleteTable: DELETE /Tables('name'). A missing (or invalid, or reserved)
-// name is 404 ResourceNotFound, not TableNotFound (PROTOCOL.md 1.4).
+// name is 404 ResourceNotFound, not TableNotFound (docs/protocol.md 1.4).
 func (s *Server) deleteTable(c *call) error {
 	err := s.store.Update(c.r.Context(), func(tx *store.Tx) error {
 		return tx.DeleteTable(c.res.account, c.res.table)
@@ -159,7 +159,7 @@ func (s *Server) deleteTable(c *call) error {
 }
 
 // queryTables: GET /Tables with $filter on TableName, $top and the
-// NextTableName continuation (PROTOCOL.md 3.1).
+// NextTableName continuation (docs/protocol.md 3.1).
 func (s *Server) queryTables(c *call) error {
 	q := c.r.URL.Query()
 	filter, top, _, err := parseQueryOptions(q)
@@ -240,7 +240,7 @@ func filterErr(err error) error {
 }
 
 // Continuation tokens look like the service's, "1!<length>!<base64>"
-// (PROTOCOL.md 6.6), with the URL-safe alphabet and no padding so they
+// (docs/protocol.md 6.6), with the URL-safe alphabet and no padding so they
 // survive any query-string handling. Clients treat them as opaque.
 func encodeToken(key string) string {
 	enc := base64.RawURLEncoding.EncodeToString([]byte(key))

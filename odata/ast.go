@@ -91,7 +91,7 @@ type Not struct {
 // Compare is Prop Op Lit. A filter written with the literal first
 // (7 lt Age) is stored normalised, with the operator flipped (Age gt 7), and
 // prints that way: the printed form is canonical rather than a copy of the
-// input (PROTOCOL.md 0.1 allows the literal on either side).
+// input (docs/protocol.md 0.1 allows the literal on either side).
 type Compare struct {
 	Op     CompareOp
 	Prop   string
@@ -153,7 +153,7 @@ func format(e Expr) string {
 // itself, because chains associate to the left: the tree a or (b or c)
 // must keep its parentheses to parse back the same. The operand of not is
 // printed bare when it is a comparison (not Age eq 5): in the grammar of
-// PROTOCOL.md 6.1, not applies to the whole comparison, and adding
+// docs/protocol.md 6.1, not applies to the whole comparison, and adding
 // parentheses would make the printed form nest deeper than the input, which
 // could cross MaxDepth.
 func writeExpr(b *strings.Builder, e Expr, min int) {

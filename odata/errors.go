@@ -13,12 +13,12 @@ import (
 // Code is tableemu.InvalidInput (400) for syntax errors, bad literals and
 // exceeded limits, and tableemu.NotImplemented (501) for the forms the service
 // parses but does not execute: a comparison between two properties or
-// between two constants (PROTOCOL.md 6.1).
+// between two constants (docs/protocol.md 6.1).
 //
 // Pos is a 0-based byte offset into the input and is the number the Message
 // reports. For the generic "Syntax error at position N" message it follows
 // the service's convention of pointing just past the offending token. The
-// captured message (PROTOCOL.md 6.1) reports the end of the unexpected string
+// captured message (docs/protocol.md 6.1) reports the end of the unexpected string
 // literal, and Microsoft Graph, which uses the same OData parser, does the
 // same:
 //
@@ -65,7 +65,7 @@ func newError(code tableemu.Code, pos int, format string, args ...any) *Error {
 }
 
 // The message templates below are the OData library's wording, which the
-// service passes through (PROTOCOL.md 6.1, 6.2); the sentence after the
+// service passes through (docs/protocol.md 6.1, 6.2); the sentence after the
 // service's text, where there is one, is ours and says what was expected.
 
 // syntaxError is the service's generic parse failure. pos is the end of the
@@ -105,7 +105,7 @@ func closeParenError(src string, pos int) *Error {
 
 // literalError is a literal whose text does not make a value of its type,
 // such as an Int32 out of range. The live service was seen to answer
-// "Unrecognized 'Edm.Int32' literal '1498179600055'" (PROTOCOL.md 6.2); the
+// "Unrecognized 'Edm.Int32' literal '1498179600055'" (docs/protocol.md 6.2); the
 // OData library adds " at '<pos>' in '<text>'.", kept here for the person
 // reading it.
 func literalError(src string, pos int, typ, text string) *Error {

@@ -12,7 +12,7 @@ import (
 // RowKey, Timestamp) are looked up through it like any other, as
 // edm.Entity.Get does. A nil e (no filter) matches everything.
 //
-// Eval is the reference semantics of a filter (PROTOCOL.md 6.3). Whatever
+// Eval is the reference semantics of a filter (docs/protocol.md 6.3). Whatever
 // the store compiles to SQL must agree with it.
 func Eval(e Expr, get func(name string) (edm.Value, bool)) bool {
 	switch n := e.(type) {
@@ -25,7 +25,7 @@ func Eval(e Expr, get func(name string) (edm.Value, bool)) bool {
 		return Eval(n.L, get) || Eval(n.R, get)
 	case *Not:
 		// A missing or mismatched property has already decided the
-		// comparison's truth; not simply negates it (PROTOCOL.md 6.3).
+		// comparison's truth; not simply negates it (docs/protocol.md 6.3).
 		return !Eval(n.X, get)
 	case *Compare:
 		v, ok := get(n.Prop)
@@ -45,7 +45,7 @@ func Eval(e Expr, get func(name string) (edm.Value, bool)) bool {
 // that holds true matches; false, a missing property and any other type
 // (a mismatch, which makes eq false) do not.
 //
-// This is a design choice (PROTOCOL.md 6.3, 12): the one third-party test of
+// This is a design choice (docs/protocol.md 6.3, 12): the one third-party test of
 // a bare property saw the live service return no entities at all. Should
 // that be confirmed, return false here.
 func evalBoolProp(v edm.Value, ok bool) bool {
@@ -84,7 +84,7 @@ func compareValue(stored edm.Value, op CompareOp, lit edm.Value) bool {
 }
 
 // mismatch is the result of comparing a property with a literal of a type
-// it cannot be compared with. Per PROTOCOL.md 6.3 the service behaves as if
+// it cannot be compared with. Per docs/protocol.md 6.3 the service behaves as if
 // the property were less than the literal: eq false, ne true, lt true,
 // le true, gt false, ge false. That evidence is third-party (consistent
 // across every type pair in both CloudStub suites, but not seen on the
@@ -104,7 +104,7 @@ const (
 // order compares a stored value with a literal. Same types use
 // edm.Compare (ordinal UTF-16 strings, false before true, instants,
 // canonical Guid strings, bytes). Across types, the numeric promotions of
-// PROTOCOL.md 6.3 depend on the stored type:
+// docs/protocol.md 6.3 depend on the stored type:
 //
 //	stored Int64,  literal Int32          numeric
 //	stored Double, literal Int32 or Int64 numeric

@@ -45,7 +45,7 @@ var allOps = []CompareOp{Eq, Ne, Lt, Le, Gt, Ge}
 
 // TestEvalTypeMatrix compares a property of every type with a literal of
 // every type, all holding "3" in their own way, as the CloudStub comparison
-// data does (PROTOCOL.md 6.3). Same types and the numeric promotions compare
+// data does (docs/protocol.md 6.3). Same types and the numeric promotions compare
 // equal; every other pair is a mismatch, which acts as property < literal.
 func TestEvalTypeMatrix(t *testing.T) {
 	type sample struct {
@@ -116,7 +116,7 @@ func TestEval(t *testing.T) {
 		{"binary prefix first", "P lt X'0301'", props{"P": edm.NewBinary([]byte{3})}, true},
 		{"binary empty", "P lt X'00'", props{"P": edm.NewBinary(nil)}, true},
 		{"binary high byte", "P gt X'7f'", props{"P": edm.NewBinary([]byte{0x80})}, true},
-		// Strings: ordinal UTF-16 (PROTOCOL.md 6.3).
+		// Strings: ordinal UTF-16 (docs/protocol.md 6.3).
 		{"string case", "P gt 'B'", props{"P": edm.NewString("b")}, true},
 		{"string prefix", "P lt 'bB'", props{"P": edm.NewString("b")}, true},
 		{"string eq", "P eq 'b'", props{"P": edm.NewString("b")}, true},
@@ -129,7 +129,7 @@ func TestEval(t *testing.T) {
 		{"E000 above supplementary", "P gt '😀'", props{"P": edm.NewString("\uE000")}, true},
 		{"supplementary after prefix", "P lt 'ab\uE000'", props{"P": edm.NewString("ab😀")}, true},
 		{"supplementary eq", "P eq '😀'", props{"P": edm.NewString("😀")}, true},
-		// Numeric promotion (PROTOCOL.md 6.3).
+		// Numeric promotion (docs/protocol.md 6.3).
 		{"int64 vs int32 gt", "P ge 12", props{"P": edm.NewInt64(12)}, true},
 		{"int64 vs int32 big", "P gt 2147483647", props{"P": edm.NewInt64(1 << 40)}, true},
 		{"int64 vs int32 negative", "P lt -5", props{"P": edm.NewInt64(-6)}, true},

@@ -47,7 +47,7 @@ func (t token) describe() string {
 }
 
 // keywords are lower-case and case-sensitive on the service: "All parts of
-// the filter string are case-sensitive" (PROTOCOL.md 6.1), so "AND" is a
+// the filter string are case-sensitive" (docs/protocol.md 6.1), so "AND" is a
 // property name here and then a syntax error.
 var keywords = map[string]token{
 	"and":   {kind: tAnd},
@@ -86,7 +86,7 @@ type lexer struct {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // isIdentStart and isIdentPart follow C# identifier rules, which property
-// names follow (PROTOCOL.md 10: "C#-identifier-like"): a letter or '_', then
+// names follow (docs/protocol.md 10: "C#-identifier-like"): a letter or '_', then
 // letters, digits, connectors, combining and formatting marks. The ASCII
 // subset is [A-Za-z_][A-Za-z0-9_]*; non-ASCII letters are accepted so that a
 // property the service lets a client store can also be filtered on.
@@ -202,7 +202,7 @@ func (l *lexer) ident() string {
 }
 
 // quoted reads a quoted string whose opening quote is at q, with two quotes
-// standing for one (PROTOCOL.md 6.2). tokStart is where the whole literal
+// standing for one (docs/protocol.md 6.2). tokStart is where the whole literal
 // begins (before a datetime/guid/X prefix), reported if it never ends.
 func (l *lexer) quoted(tokStart, q int) (string, *Error) {
 	s := l.src
@@ -259,7 +259,7 @@ func (l *lexer) typed(start int, prefix string) (token, *Error) {
 	return t, nil
 }
 
-// number reads the numeric literals of PROTOCOL.md 6.2:
+// number reads the numeric literals of docs/protocol.md 6.2:
 //
 //	int32  := "-"? digit+
 //	int64  := "-"? digit+ ("L" | "l")
@@ -343,7 +343,7 @@ func (l *lexer) number(start int) (token, *Error) {
 const beforeMinDateTime = edm.MinDateTime - 1
 
 // parseDateTimeLiteral is edm.ParseDateTime, except that a valid date
-// before 1601 (the first storable DateTime, PROTOCOL.md 10) is accepted and
+// before 1601 (the first storable DateTime, docs/protocol.md 10) is accepted and
 // becomes beforeMinDateTime. .NET clients write DateTimeOffset.MinValue into
 // filters ("Timestamp ge datetime'0001-01-01T00:00:00.0000000Z'"), which the
 // OData grammar allows; since no stored value is that early, every such

@@ -1,7 +1,7 @@
 // Package odata is the Table service's query language: the $filter subset
 // of OData v3 it accepts (a lexer, a recursive-descent parser and a typed,
 // sealed AST), the reference evaluator Eval that fixes its semantics, and
-// the $select and $top parameters (PROTOCOL.md 6.1-6.5). It knows nothing of
+// the $select and $top parameters (docs/protocol.md 6.1-6.5). It knows nothing of
 // SQL or HTTP: the store compiles what it can of an Expr to SQL and runs
 // Eval on the rest, and errors carry a code of the root error table for the HTTP layer.
 package odata
@@ -17,7 +17,7 @@ import (
 // Limits on a filter.
 const (
 	// MaxComparisons is the number of comparisons a filter may hold
-	// (PROTOCOL.md 6.1, 10). A bare boolean property counts as one.
+	// (docs/protocol.md 6.1, 10). A bare boolean property counts as one.
 	MaxComparisons = 15
 	// MaxDepth bounds nesting: each enclosing "(" and each enclosing
 	// "not" is one level. It keeps recursion (here, in String and in
@@ -121,7 +121,7 @@ func (p *parser) enter(pos int) *Error {
 }
 
 // count records one more comparison at pos and enforces MaxComparisons.
-// The service's error for this limit was never captured (PROTOCOL.md 12),
+// The service's error for this limit was never captured (docs/protocol.md 12),
 // so the code is the one for every other invalid filter.
 func (p *parser) count(pos int) *Error {
 	p.comparisons++
@@ -161,7 +161,7 @@ func (p *parser) parseOr() (Expr, *Error) {
 //
 //	and := unary ( "and" unary )*
 //
-// and binds tighter than or (PROTOCOL.md 6.1).
+// and binds tighter than or (docs/protocol.md 6.1).
 func (p *parser) parseAnd() (Expr, *Error) {
 	l, err := p.parseUnary()
 	if err != nil {
@@ -185,7 +185,7 @@ func (p *parser) parseAnd() (Expr, *Error) {
 //
 //	unary := "not" unary | primary
 //
-// As in PROTOCOL.md 6.1, not covers a whole comparison: not Age eq 5 is
+// As in docs/protocol.md 6.1, not covers a whole comparison: not Age eq 5 is
 // not (Age eq 5). (In the general OData grammar not binds tighter, which
 // would make that (not Age) eq 5, a type error; clients always write the
 // parentheses.)
@@ -289,7 +289,7 @@ func (p *parser) standalone(t token) (Expr, *Error) {
 }
 
 // comparison checks the operand kinds and normalises the property to the
-// left (PROTOCOL.md 0.1: "a literal may stand on either side").
+// left (docs/protocol.md 0.1: "a literal may stand on either side").
 func (p *parser) comparison(l token, op CompareOp, r token) (Expr, *Error) {
 	switch {
 	case l.kind == tNull:
@@ -313,14 +313,14 @@ func (p *parser) comparison(l token, op CompareOp, r token) (Expr, *Error) {
 }
 
 // The service does not evaluate conditions without a property: 501
-// (PROTOCOL.md 6.1).
+// (docs/protocol.md 6.1).
 func constantError(src string, pos int) *Error {
 	return newError(tableemu.NotImplemented, pos,
 		"The requested operation is not implemented on the specified resource. A condition without a property (position %d in '%s') is not supported: compare a property with a literal.",
 		pos, echo(src))
 }
 
-// null literals are not allowed (PROTOCOL.md 6.1, DOC Query Entities); a
+// null literals are not allowed (docs/protocol.md 6.1, DOC Query Entities); a
 // missing property already makes every comparison false.
 func nullError(src string, pos int) *Error {
 	return newError(tableemu.InvalidInput, pos,

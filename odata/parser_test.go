@@ -206,7 +206,7 @@ func TestParseFilterErrors(t *testing.T) {
 		pos   int
 		msg   string // the message starts with this
 	}{
-		// The service's captured message (PROTOCOL.md 6.1), exactly.
+		// The service's captured message (docs/protocol.md 6.1), exactly.
 		{"captured syntax error", "property1 eq 1'invalid'", bad, 23, "Syntax error at position 23 in 'property1 eq 1'invalid''."},
 		{"graph syntax error", "iswhatever 12", bad, 13, "Syntax error at position 13 in 'iswhatever 12'."},
 		{"upper AND", "a eq 1 AND b eq 2", bad, 10, "Syntax error at position 10 in"},
@@ -263,7 +263,7 @@ func TestParseFilterErrors(t *testing.T) {
 		{"literal alone", "'abc'", bad, 0, "Expression of type 'Edm.Boolean' expected at position 0"},
 		{"number alone", "a eq 1 and 5", bad, 11, "Expression of type 'Edm.Boolean' expected at position 11"},
 		{"invalid utf8", "a eq '\xff'", bad, 6, "Syntax error: the filter is not valid UTF-8 at position 6"},
-		// Unsupported by the service: 501 (PROTOCOL.md 6.1).
+		// Unsupported by the service: 501 (docs/protocol.md 6.1).
 		{"property vs property", "a eq b", ni, 0, "The requested operation is not implemented on the specified resource."},
 		{"property vs capitalised True", "a eq True", ni, 0, "The requested operation is not implemented"},
 		{"property vs property nested", "x eq 1 and (PartitionKey lt RowKey)", ni, 12, "The requested operation is not implemented"},

@@ -6,16 +6,16 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// MaxSelect is the number of properties a $select may name (PROTOCOL.md
+// MaxSelect is the number of properties a $select may name (docs/protocol.md
 // 6.4; an entity has at most 255 properties, system ones included).
 const MaxSelect = 255
 
-// MaxTop is the largest $top, the page size limit (PROTOCOL.md 6.5).
+// MaxTop is the largest $top, the page size limit (docs/protocol.md 6.5).
 const MaxTop = 1000
 
 // ParseSelect parses a $select value: property names separated by commas,
 // with spaces or tabs allowed around each name (the Go SDK's own docs write
-// "PartitionKey, RowKey"; PROTOCOL.md 6.4). It returns the names in the
+// "PartitionKey, RowKey"; docs/protocol.md 6.4). It returns the names in the
 // order given with duplicates dropped, the first occurrence kept.
 //
 // An empty value returns (nil, nil): select everything, as when the
@@ -75,11 +75,11 @@ func selectError(s string, pos int, expected string) *Error {
 // ParseTop parses a $top value. "" returns 0, meaning no $top was given
 // (a full page of MaxTop). Valid values are 1 through MaxTop, in plain
 // decimal digits. Anything else is InvalidInput with the service's message
-// "One of the request inputs is not valid." (PROTOCOL.md 6.5): above 1000,
+// "One of the request inputs is not valid." (docs/protocol.md 6.5): above 1000,
 // negative, not a number ("abc", "1.5", "+5", " 5"), and 0.
 //
 // $top=0 is refused by choice: the service's answer is unverified
-// (PROTOCOL.md 6.5, 12), its documented range starts at 1, and accepting it
+// (docs/protocol.md 6.5, 12), its documented range starts at 1, and accepting it
 // would need a "zero rows, but keep the continuation" page that no client
 // asks for.
 func ParseTop(s string) (int, error) {

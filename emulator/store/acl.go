@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// SignedIdentifier is one stored access policy of a table (PROTOCOL.md
+// SignedIdentifier is one stored access policy of a table (docs/protocol.md
 // 3.4). A zero Start or Expiry, or an empty Permission, means the policy
 // leaves that field to the SAS that names it.
 type SignedIdentifier struct {
@@ -42,7 +42,7 @@ func (tx *Tx) TableACL(t Table) ([]SignedIdentifier, error) {
 }
 
 // SetTableACL replaces the stored access policies of t with ids (none
-// clears them), as Set Table ACL replaces the whole list (PROTOCOL.md 3.4).
+// clears them), as Set Table ACL replaces the whole list (docs/protocol.md 3.4).
 // The caller validates the list.
 func (tx *Tx) SetTableACL(t Table, ids []SignedIdentifier) error {
 	if _, err := tx.exec(`DELETE FROM table_acl WHERE tid = ?`, t.ID); err != nil {

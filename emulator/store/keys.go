@@ -7,7 +7,7 @@ import (
 )
 
 // The service orders PartitionKey and RowKey ordinally by UTF-16 code unit
-// (PROTOCOL.md 6.3, 6.6). SQLite's BINARY collation compares UTF-8 bytes,
+// (docs/protocol.md 6.3, 6.6). SQLite's BINARY collation compares UTF-8 bytes,
 // which orders the same except that supplementary characters (4-byte UTF-8,
 // surrogate pairs in UTF-16) sort after U+E000-U+FFFF instead of before.
 // Keys are therefore stored in CESU-8 form: each supplementary character is

@@ -12,7 +12,7 @@ import (
 // ScanBudget is how many rows one page of Query Entities may examine. A
 // sparse filter over a large table then returns a short (even empty) page
 // with a continuation, as the service does when it hits its time limit
-// (PROTOCOL.md 6.6); counting rows instead of time keeps pages
+// (docs/protocol.md 6.6); counting rows instead of time keeps pages
 // deterministic. It is far above the 1000-entity page size, so pages of
 // ordinary queries are never cut short.
 const ScanBudget = 50_000
@@ -82,7 +82,7 @@ func (b *keyBounds) add(cond string, args ...any) {
 // planKeys turns `PartitionKey op 'x'` and, when the PartitionKey is fixed
 // by eq, `RowKey op 'y'` conjuncts into SQL range conditions. Only String
 // literals bound keys: comparing a key with another type is a type mismatch
-// whose result does not depend on the key (PROTOCOL.md 6.3).
+// whose result does not depend on the key (docs/protocol.md 6.3).
 func planKeys(filter odata.Expr) keyBounds {
 	var b keyBounds
 	if filter == nil {

@@ -7,7 +7,7 @@ import (
 
 // ServiceProperties returns the Table service properties document of
 // account as last stored by SetServiceProperties; ok is false when none was
-// ever set, i.e. the account has the defaults (PROTOCOL.md 3.5). The store
+// ever set, i.e. the account has the defaults (docs/protocol.md 3.5). The store
 // keeps the document opaque: the emulator owns its format.
 func (tx *Tx) ServiceProperties(account string) (doc string, ok bool, err error) {
 	err = tx.queryRow(

@@ -12,7 +12,7 @@ import (
 // SQLite rejects non-matching rows without their properties ever being
 // decoded. Each compiled comparison is a strict 0/1 expression (never NULL),
 // so not, and, or keep two-valued logic, and its meaning is exactly
-// odata.Eval's (PROTOCOL.md 6.3); the differential test in
+// odata.Eval's (docs/protocol.md 6.3); the differential test in
 // sqlfilter_test.go holds the two together.
 //
 // A comparison on a user property P with a literal of type L reads the keys
@@ -90,7 +90,7 @@ var sqlOps = map[odata.CompareOp]string{odata.Eq: " = ", odata.Ne: " <> ", odata
 
 // mismatchResult mirrors odata's mismatch rule: comparing a property with
 // a literal of a type it does not compare with behaves as "less than"
-// (PROTOCOL.md 6.3).
+// (docs/protocol.md 6.3).
 func mismatchResult(op odata.CompareOp) bool {
 	return op == odata.Ne || op == odata.Lt || op == odata.Le
 }

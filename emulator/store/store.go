@@ -75,7 +75,7 @@ type Store struct {
 	autoIdx      autoIndexes
 	tables       tableCache
 	// lastTS makes every Timestamp the store hands out unique and
-	// increasing (PROTOCOL.md 5): max(now, last+1) in ticks.
+	// increasing (docs/protocol.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
 	lastTS  int64
 	now     func() time.Time

@@ -18,7 +18,7 @@ type Table struct {
 }
 
 // CreateTable creates a table; ErrTableExists if one with the same name in
-// any case exists (PROTOCOL.md 1.4). The caller validates the name.
+// any case exists (docs/protocol.md 1.4). The caller validates the name.
 func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	now := tx.s.nextTimestamp(0)
 	var id int64

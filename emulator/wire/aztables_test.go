@@ -15,7 +15,7 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// The Go SDK's own entity JSON (PROTOCOL.md 13, "Entity JSON the SDK
+// The Go SDK's own entity JSON (docs/protocol.md 13, "Entity JSON the SDK
 // sends") decodes to the right EDM types.
 func TestDecodeAztablesEDMEntity(t *testing.T) {
 	when := time.Date(2021, 9, 8, 18, 58, 49, 770495900, time.UTC)
@@ -43,7 +43,7 @@ func TestDecodeAztablesEDMEntity(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DecodeEntity(%s): %v", body, err)
 	}
-	// The SDK doubles quotes in body keys (PROTOCOL.md 13); the emulator
+	// The SDK doubles quotes in body keys (docs/protocol.md 13); the emulator
 	// stores what it is sent.
 	if d.Entity.PartitionKey != "pk''1" || d.Entity.RowKey != "rk 1" {
 		t.Errorf("keys = %q, %q", d.Entity.PartitionKey, d.Entity.RowKey)
@@ -75,7 +75,7 @@ func TestDecodeAztablesEDMEntity(t *testing.T) {
 }
 
 // A struct embedding aztables.Entity sends Timestamp "0001-01-01T00:00:00Z"
-// and plain time.Time / []byte / int64 fields untyped (PROTOCOL.md 13).
+// and plain time.Time / []byte / int64 fields untyped (docs/protocol.md 13).
 func TestDecodeAztablesStruct(t *testing.T) {
 	type row struct {
 		aztables.Entity
@@ -135,7 +135,7 @@ func fullEntity() *edm.Entity {
 // is set when the bytes came through Client.GetEntity, which decodes the
 // body into map[string]any and re-marshals it: 5.0 passes through float64,
 // comes out as 5, and EDMEntity then reads an int32 — an SDK quirk no
-// server can avoid (PROTOCOL.md 13).
+// server can avoid (docs/protocol.md 13).
 func checkEDMEntity(t *testing.T, got aztables.EDMEntity, viaClient bool) {
 	t.Helper()
 	if got.PartitionKey != "p'1 ä" || got.RowKey != "r\"1" {
@@ -156,7 +156,7 @@ func checkEDMEntity(t *testing.T, got aztables.EDMEntity, viaClient bool) {
 		"Tiny":  4.9e-324,
 		"Bool":  false,
 		"Id":    aztables.EDMGUID("c9da6455-213d-42c9-9a79-3e9149a57833"),
-		// The SDK maps any Edm.Double annotation to nil (PROTOCOL.md 13):
+		// The SDK maps any Edm.Double annotation to nil (docs/protocol.md 13):
 		// NaN cannot survive this client, whatever the server does.
 		"NaN": nil,
 	}
@@ -183,7 +183,7 @@ func checkEDMEntity(t *testing.T, got aztables.EDMEntity, viaClient bool) {
 }
 
 // aztables can read our minimal-metadata output into an EDMEntity with
-// every type intact (PROTOCOL.md 13, "Response parsing that EDMEntity
+// every type intact (docs/protocol.md 13, "Response parsing that EDMEntity
 // requires").
 func TestAztablesUnmarshalsMinimal(t *testing.T) {
 	for _, doc := range [][]byte{

@@ -18,7 +18,7 @@ import (
 type Decoded struct {
 	// Entity holds the keys (when present) and the user properties in the
 	// order sent. Timestamp is always zero: a client's Timestamp is ignored
-	// (PROTOCOL.md 3.10, 4.3).
+	// (docs/protocol.md 3.10, 4.3).
 	Entity edm.Entity
 	// HasPartitionKey and HasRowKey report whether the body carried the key
 	// as a string. A key sent as null counts as absent.
@@ -27,7 +27,7 @@ type Decoded struct {
 }
 
 // RequireKeys is the insert rule: both keys must be in the body, else 400
-// PropertiesNeedValue (PROTOCOL.md 3.10, observed in WIRE-GO
+// PropertiesNeedValue (docs/protocol.md 3.10, observed in WIRE-GO
 // TestInvalidEntity). Update and merge take their keys from the URL and
 // need not call it.
 func (d *Decoded) RequireKeys() error {
@@ -43,7 +43,7 @@ const (
 )
 
 // DecodeEntity reads an entity request body: one flat JSON object whose
-// values are strings, numbers, booleans or null (PROTOCOL.md 4.2).
+// values are strings, numbers, booleans or null (docs/protocol.md 4.2).
 //
 //   - odata.* keys are ignored; so is Timestamp, whatever its type.
 //   - "X@odata.type" may come before or after X and must name a known EDM
@@ -170,7 +170,7 @@ func checkDuplicates(members []member) error {
 	return nil
 }
 
-// inferredValue types an unannotated value (PROTOCOL.md 4.2): string →
+// inferredValue types an unannotated value (docs/protocol.md 4.2): string →
 // String, true/false → Boolean, an integer within Int32 → Int32, any other
 // number → Double. An integer outside Int32 becomes a Double, as reported
 // for the live service (azure-storage-node #316) and as the live service
@@ -193,7 +193,7 @@ func inferredValue(m *member) (edm.Value, error) {
 }
 
 // numberDouble converts a JSON number to a Double. A finite text that
-// overflows float64 is refused (PROTOCOL.md 0.1: "13e7705" is 400); one that
+// overflows float64 is refused (docs/protocol.md 0.1: "13e7705" is 400); one that
 // underflows becomes zero, as .NET's parser does.
 func numberDouble(m *member) (edm.Value, error) {
 	f, err := strconv.ParseFloat(m.text, 64)
@@ -204,7 +204,7 @@ func numberDouble(m *member) (edm.Value, error) {
 }
 
 // typedValue converts a value under an explicit @odata.type. What is
-// accepted is what clients send (PROTOCOL.md 4.2, 0.1):
+// accepted is what clients send (docs/protocol.md 4.2, 0.1):
 //
 //   - Int32: a JSON integer, or a decimal string — the legacy azure-storage
 //     Node SDK 2.10.7 sends the caller's string as is with the Edm.Int32
@@ -218,7 +218,7 @@ func numberDouble(m *member) (edm.Value, error) {
 //     (Python's "False" with Edm.Boolean was accepted live).
 //   - DateTime, Guid, Binary: strings.
 //
-// A value the annotation cannot describe is 400 InvalidInput (PROTOCOL.md
+// A value the annotation cannot describe is 400 InvalidInput (docs/protocol.md
 // 4.2; the live service answered InvalidInput to an out-of-range Int64).
 func typedValue(m *member, t edm.Type) (edm.Value, error) {
 	switch t {
@@ -334,7 +334,7 @@ func outOfType(m *member, t edm.Type, why string) error {
 }
 
 // dateTimeRange is the service's message for a DateTime before 1601 or
-// after 9999 (PROTOCOL.md 10, observed by CloudStub): the instant printed as
+// after 9999 (docs/protocol.md 10, observed by CloudStub): the instant printed as
 // MM/dd/yyyy HH:mm:ss.
 func dateTimeRange(prop, text string) error {
 	shown := text

@@ -51,7 +51,7 @@ func TestDecodeTypes(t *testing.T) {
 		props string
 		want  edm.Value
 	}{
-		// Untyped inference (PROTOCOL.md 4.2).
+		// Untyped inference (docs/protocol.md 4.2).
 		{"string", `"X":"hello"`, edm.NewString("hello")},
 		{"empty string", `"X":""`, edm.NewString("")},
 		{"true", `"X":true`, edm.NewBoolean(true)},
@@ -323,7 +323,7 @@ func TestDecodeManyPropertiesDuplicate(t *testing.T) {
 	wantCode(t, "many", err, tableemu.DuplicatePropertiesSpecified)
 }
 
-// The aztables Go SDK's quirks (PROTOCOL.md 13): an embedded Entity always
+// The aztables Go SDK's quirks (docs/protocol.md 13): an embedded Entity always
 // sends Timestamp "0001-01-01T00:00:00Z", which must be ignored — it would
 // be out of range as a DateTime.
 func TestDecodeGoSDKTimestamp(t *testing.T) {

@@ -7,11 +7,11 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// Level is an OData JSON metadata level (PROTOCOL.md 4.1).
+// Level is an OData JSON metadata level (docs/protocol.md 4.1).
 type Level int
 
 // MinimalMetadata is the zero Level on purpose: it is what a JSON request
-// without an Accept preference gets (PROTOCOL.md 0.1), so a zero Options
+// without an Accept preference gets (docs/protocol.md 0.1), so a zero Options
 // encodes correctly.
 const (
 	MinimalMetadata Level = iota
@@ -30,7 +30,7 @@ func (l Level) String() string {
 }
 
 // ContentType is the response Content-Type for the level, written without
-// spaces as the service sends it (PROTOCOL.md 2.2).
+// spaces as the service sends it (docs/protocol.md 2.2).
 func (l Level) ContentType() string {
 	return "application/json;odata=" + l.String() + ";streaming=true;charset=utf-8"
 }
@@ -52,7 +52,7 @@ type Options struct {
 var defaultOptions Options
 
 // AppendEntity appends one entity as it appears inside a query response's
-// "value" array (PROTOCOL.md 3.8, 4.1): the odata annotations of the level
+// "value" array (docs/protocol.md 3.8, 4.1): the odata annotations of the level
 // (full: odata.type, odata.id, odata.etag, odata.editLink; minimal:
 // odata.etag; none: nothing), then PartitionKey, RowKey and Timestamp, then
 // the user properties, each "X@odata.type" right before X.
@@ -64,7 +64,7 @@ func AppendEntity(b []byte, e *edm.Entity, o *Options) []byte {
 // AppendEntityDocument appends a single-entity response (Get Entity, the
 // Insert echo): like AppendEntity, led by odata.metadata
 // "<base>/$metadata#<table>/@Element", plus "&$select=a,b" when projecting
-// (PROTOCOL.md 3.9). No metadata level has no odata.metadata.
+// (docs/protocol.md 3.9). No metadata level has no odata.metadata.
 func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 	o = opts(o)
 	b = append(b, '{')
@@ -154,7 +154,7 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 
 	// A projection returns only the listed properties — the system ones
 	// only when listed, still first and in their usual order — and null
-	// for a listed property the entity lacks (PROTOCOL.md 6.4).
+	// for a listed property the entity lacks (docs/protocol.md 6.4).
 	for _, name := range [...]string{"PartitionKey", "RowKey", "Timestamp"} {
 		if contains(sel, name) {
 			w.system(e, ts, o.Level, name)
@@ -234,7 +234,7 @@ func appendName(b []byte, name string) []byte {
 
 // system writes PartitionKey, RowKey or Timestamp. Keys are never
 // annotated; Timestamp is, in full metadata only, and always has seven
-// fractional digits (PROTOCOL.md 4.3).
+// fractional digits (docs/protocol.md 4.3).
 func (w *objWriter) system(e *edm.Entity, ts []byte, l Level, name string) {
 	switch name {
 	case "PartitionKey":
@@ -259,7 +259,7 @@ func (w *objWriter) system(e *edm.Entity, ts []byte, l Level, name string) {
 // annotated in minimal and full metadata, Double only for NaN and ±Inf
 // (which travel as strings). Int32, String, Boolean and finite Doubles are
 // never annotated: JSON carries their type, and the Go SDK turns any such
-// annotation into a nil value (PROTOCOL.md 4.2, 13).
+// annotation into a nil value (docs/protocol.md 4.2, 13).
 func (w *objWriter) property(name string, v edm.Value, plain bool, l Level) {
 	annotate := func(t edm.Type) {
 		if l != NoMetadata {

@@ -35,7 +35,7 @@ const etagJSON = `"W/\"datetime'2021-09-08T18%3A58%3A49.7704959Z'\""`
 
 func TestAppendEntityMinimal(t *testing.T) {
 	got := string(AppendEntity(nil, sampleEntity(), &Options{Level: MinimalMetadata}))
-	// The WIRE-PY example of PROTOCOL.md 4.4, plus the other types.
+	// The WIRE-PY example of docs/protocol.md 4.4, plus the other types.
 	want := `{"odata.etag":` + etagJSON + `,` +
 		`"PartitionKey":"p","RowKey":"0","Timestamp":"2021-09-08T18:58:49.7704959Z",` +
 		`"D@odata.type":"Edm.DateTime","D":"1970-10-04T00:00:00Z",` +

@@ -9,7 +9,7 @@ import (
 // ETag renders the entity ETag for a Timestamp in ticks:
 // W/"datetime'2021-09-08T18%3A58%3A49.7704959Z'" — the Timestamp with seven
 // fractional digits and each ':' percent-encoded, as the service sends it in
-// the ETag header and in odata.etag (PROTOCOL.md 5).
+// the ETag header and in odata.etag (docs/protocol.md 5).
 func ETag(ts int64) string {
 	return string(appendETag(make([]byte, 0, 48), ts))
 }
@@ -57,7 +57,7 @@ func appendEscapedTimestamp(b []byte, timestamp []byte) []byte {
 // "W/" prefix, and any date-time form edm.ParseDateTime reads, since
 // clients echo ETags they may have re-encoded. ok is false for anything
 // that is not a datetime ETag (If-Match parsing turns that into 400
-// InvalidInput, PROTOCOL.md 3.11).
+// InvalidInput, docs/protocol.md 3.11).
 func ParseETag(s string) (ticks int64, ok bool) {
 	s = strings.TrimPrefix(s, "W/")
 	rest, found := strings.CutPrefix(s, `"datetime'`)

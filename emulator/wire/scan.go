@@ -1,7 +1,7 @@
 // Package wire is the entity JSON codec of the Table service: it decodes
 // request bodies into edm.Entity values (with the service's typing rules),
 // validates entities against the service's limits, and encodes entities in
-// the three OData metadata levels (PROTOCOL.md 4, 5, 10).
+// the three OData metadata levels (docs/protocol.md 4, 5, 10).
 //
 // The decoder is a small hand-written scanner rather than encoding/json:
 // entity bodies are the hot path, and the typing rules need the exact text
@@ -61,7 +61,7 @@ type scanner struct {
 
 // scan reads one flat JSON object. It never recurses: an array or object
 // value is refused where it starts, so "[[[[..." of any depth fails at its
-// first byte (PROTOCOL.md 4.2: property values are primitives only).
+// first byte (docs/protocol.md 4.2: property values are primitives only).
 func scan(body []byte) ([]member, error) {
 	s := scanner{b: body}
 	// A UTF-8 byte order mark is tolerated: some Windows clients write one.
@@ -371,7 +371,7 @@ func (s *scanner) syntax(what string) error {
 }
 
 // invalidMessage starts every InvalidInput message so clients and people
-// matching the service's wording still find it (PROTOCOL.md 8.3).
+// matching the service's wording still find it (docs/protocol.md 8.3).
 const invalidMessage = "One of the request inputs is not valid. "
 
 func invalidBody(detail string) error {

@@ -8,7 +8,7 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// Limits of the service (PROTOCOL.md 1.5, 10). Lengths count UTF-16 code
+// Limits of the service (docs/protocol.md 1.5, 10). Lengths count UTF-16 code
 // units, as .NET strings do.
 const (
 	// MaxKeyLength is the longest PartitionKey or RowKey. The data-model
@@ -21,7 +21,7 @@ const (
 	// bytes of UTF-16 and was never checked against the service (the NLog
 	// target that adopted 512 verified it "against Azurite"). We take 1024:
 	// the documented character count, and the safe side for an emulator — it
-	// never refuses a key the service stores. PROTOCOL.md 12 item 8.
+	// never refuses a key the service stores. docs/protocol.md 12 item 8.
 	MaxKeyLength = 1024
 	// MaxPropertyNameLength: "Property names are ... up to 255 characters".
 	MaxPropertyNameLength = 255
@@ -44,7 +44,7 @@ const (
 // ValidateKey checks a PartitionKey or RowKey value, from a body or a URL
 // (name is "PartitionKey" or "RowKey"). A forbidden character — '/', '\',
 // '#', '?', U+0000-U+001F or U+007F-U+009F — is 400 OutOfRangeInput with the
-// message the service sends for insert bodies (PROTOCOL.md 1.5); a key
+// message the service sends for insert bodies (docs/protocol.md 1.5); a key
 // longer than MaxKeyLength is 400 PropertyValueTooLarge (the service's code
 // for a 2048-character key, CloudStub Cosmos insert tests). Invalid UTF-8
 // (possible after percent-decoding a URL) is refused like a forbidden
@@ -83,7 +83,7 @@ func keyOutOfRange(name, value string) error {
 
 // ValidatePropertyName checks a user property's name: at most 255
 // characters (PropertyNameTooLong), a C#-style identifier (PropertyNameInvalid,
-// PROTOCOL.md 10: "Property names should follow naming rules for C#
+// docs/protocol.md 10: "Property names should follow naming rules for C#
 // identifiers"; the live service refused the name "123" with
 // PropertyNameInvalid in the Python SDK's recorded encoder tests and stored
 // the name "ꀕ" in WIRE-GO TestEntityUnicode), and not one of the system
@@ -173,7 +173,7 @@ func ValidateEntity(e *edm.Entity) error {
 }
 
 // EntitySize is the documented estimate of an entity's stored size
-// (PROTOCOL.md 10, from the archived "How the size of an entity is
+// (docs/protocol.md 10, from the archived "How the size of an entity is
 // calculated in Windows Azure table storage"): 4 bytes of overhead
 // (Timestamp included), 2 bytes per UTF-16 unit of PartitionKey and RowKey,
 // and per property 8 bytes plus 2 per name unit plus the value: String

@@ -109,7 +109,7 @@ func bigEntity(t *testing.T, size int) *edm.Entity {
 	return e
 }
 
-// The live probe: 1,048,488 accepted, 1,048,489 rejected (PROTOCOL.md 10).
+// The live probe: 1,048,488 accepted, 1,048,489 rejected (docs/protocol.md 10).
 func TestValidateEntitySize(t *testing.T) {
 	if err := ValidateEntity(bigEntity(t, 1_048_488)); err != nil {
 		t.Errorf("1,048,488: %v", err)

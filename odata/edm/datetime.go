@@ -19,7 +19,7 @@ const TicksPerSecond = 10_000_000
 const unixEpochTicks = 621_355_968_000_000_000
 
 // MinDateTime and MaxDateTime bound the DateTime values the service accepts:
-// 1601-01-01T00:00:00Z through 9999-12-31T23:59:59.9999999Z (PROTOCOL.md 10).
+// 1601-01-01T00:00:00Z through 9999-12-31T23:59:59.9999999Z (docs/protocol.md 10).
 const (
 	MinDateTime int64 = 504_911_232_000_000_000
 	MaxDateTime int64 = 3_155_378_975_999_999_999
@@ -45,7 +45,7 @@ func TimeFromTicks(ticks int64) time.Time {
 
 // FormatTimestamp renders ticks with exactly seven fractional digits, as the
 // service writes the Timestamp system property and ETags
-// ("2021-09-08T18:58:49.7704959Z", PROTOCOL.md 4.3).
+// ("2021-09-08T18:58:49.7704959Z", docs/protocol.md 4.3).
 func FormatTimestamp(ticks int64) string {
 	return string(AppendTimestamp(nil, ticks))
 }
@@ -131,7 +131,7 @@ func appendTimestampSlow(b []byte, ticks int64) []byte {
 
 // FormatDateTime renders a DateTime property value the way the service
 // returns it: UTC with 'Z', fractional seconds with trailing zeros dropped
-// and no fraction at all when it is zero (PROTOCOL.md 4.2).
+// and no fraction at all when it is zero (docs/protocol.md 4.2).
 func FormatDateTime(ticks int64) string {
 	return string(AppendDateTime(nil, ticks))
 }

@@ -1,6 +1,6 @@
 // Package edm holds the Entity Data Model values the Table service stores:
 // the eight property types, their canonical forms and the same-type ordering
-// the service uses when it compares them (PROTOCOL.md 4.2, 6.3).
+// the service uses when it compares them (docs/protocol.md 4.2, 6.3).
 package edm
 
 import (
@@ -188,7 +188,7 @@ func utf16Key(r rune) int64 {
 }
 
 // UTF16Len is the length of s in UTF-16 code units, the unit the service's
-// size limits count (PROTOCOL.md 10).
+// size limits count (docs/protocol.md 10).
 func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {

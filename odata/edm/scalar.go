@@ -11,7 +11,7 @@ import (
 var ErrGuidSyntax = errors.New("not a GUID in 8-4-4-4-12 hexadecimal form")
 
 // ParseGuid accepts the canonical 8-4-4-4-12 form in either case and returns
-// it lower-cased, the form the service returns (PROTOCOL.md 4.2).
+// it lower-cased, the form the service returns (docs/protocol.md 4.2).
 func ParseGuid(s string) (string, error) {
 	if len(s) != 36 {
 		return "", ErrGuidSyntax
@@ -40,7 +40,7 @@ func ParseGuid(s string) (string, error) {
 // it a Double: integral values get ".0" ("5.0"), large and small magnitudes
 // use an exponent, and the special values are the strings the service uses
 // ("NaN", "Infinity", "-Infinity"), which must travel as JSON strings with an
-// Edm.Double annotation (PROTOCOL.md 0.1, 4.2).
+// Edm.Double annotation (docs/protocol.md 0.1, 4.2).
 func FormatDouble(f float64) string { return string(AppendDouble(nil, f)) }
 
 // AppendDouble appends FormatDouble(f) to b.
@@ -80,7 +80,7 @@ var ErrDoubleSyntax = errors.New("not a Double")
 // ParseDouble reads a Double as clients send it: a JSON number, or a string
 // holding a number or one of "NaN", "Infinity", "-Infinity" (the legacy JS SDK
 // sends every Double as a string). A finite text that overflows float64
-// ("13e7705") is an error, as on the service (PROTOCOL.md 0.1).
+// ("13e7705") is an error, as on the service (docs/protocol.md 0.1).
 func ParseDouble(s string) (float64, error) {
 	switch s {
 	case "NaN":

@@ -58,7 +58,7 @@ function errorOf(err) {
 
 // rejects awaits p and asserts it fails with status and the Azure error
 // code; where both the body and x-ms-error-code carry a code they must be
-// equal (PROTOCOL.md 0.1). Returns the error.
+// equal (docs/protocol.md 0.1). Returns the error.
 async function rejects(p, status, code) {
   let err;
   try {

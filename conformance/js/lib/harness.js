@@ -123,7 +123,7 @@ async function startServer(extraArgs = [], env = {}) {
     }
     cleanup();
   };
-  // The Go SDK takes localhost + 8902 for a Cosmos endpoint (PROTOCOL.md
+  // The Go SDK takes localhost + 8902 for a Cosmos endpoint (docs/protocol.md
   // 13.x); stay clear of it, however unlikely the draw.
   if (port === 8902) {
     await stop();
@@ -152,12 +152,12 @@ function tableName(prefix = "js") {
   return prefix + crypto.randomBytes(6).toString("hex");
 }
 
-// sign is base64(HMAC-SHA256(base64-decoded key, s)) (PROTOCOL.md 9.1).
+// sign is base64(HMAC-SHA256(base64-decoded key, s)) (docs/protocol.md 9.1).
 function sign(key, s) {
   return crypto.createHmac("sha256", Buffer.from(key, "base64")).update(s, "utf8").digest("base64");
 }
 
-// rawRequest sends one request signed with Shared Key Lite (PROTOCOL.md
+// rawRequest sends one request signed with Shared Key Lite (docs/protocol.md
 // 9.4), computed here independently of both SDKs and of tableemu. Used
 // only where neither SDK can express what is checked.
 async function rawRequest(tg, method, pathAndQuery, { headers = {}, body, sign: doSign = true } = {}) {

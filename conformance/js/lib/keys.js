@@ -1,7 +1,7 @@
 "use strict";
 // Keys both suites round-trip: every character class the service allows
 // that a client must escape somewhere (URL path, OData literal, JSON,
-// multipart body), and the ones it forbids (PROTOCOL.md 1.3, 1.5).
+// multipart body), and the ones it forbids (docs/protocol.md 1.3, 1.5).
 
 const awkward = [
   "",
@@ -33,7 +33,7 @@ const awkward = [
   "x".repeat(1024),
 ];
 
-// Forbidden anywhere in a key (PROTOCOL.md 1.5).
+// Forbidden anywhere in a key (docs/protocol.md 1.5).
 const forbidden = ["a/b", "a\\b", "a#b", "a?b", "a\tb", "a\nb", "\u0000", "\u007f", "\u0085", "\u009f"];
 
 function label(k) {

@@ -9,7 +9,7 @@ const h = require("./harness");
 const entGen = azure.TableUtilities.entityGenerator;
 
 // service is a TableService signed with the account key (Shared Key,
-// PROTOCOL.md 9.2), from the connection string as most apps make it.
+// docs/protocol.md 9.2), from the connection string as most apps make it.
 function service(tg) {
   return azure.createTableService(tg.connectionString);
 }

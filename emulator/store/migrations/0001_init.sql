@@ -1,5 +1,5 @@
 -- Tables of every account. Names are unique per account without regard to
--- case (PROTOCOL.md 1.4), so lookups go through lname; name keeps the case
+-- case (docs/protocol.md 1.4), so lookups go through lname; name keeps the case
 -- used at creation for listing.
 CREATE TABLE tables (
 	id      INTEGER PRIMARY KEY,

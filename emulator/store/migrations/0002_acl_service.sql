@@ -1,4 +1,4 @@
--- Stored access policies of a table (Set Table ACL, PROTOCOL.md 3.4), in
+-- Stored access policies of a table (Set Table ACL, docs/protocol.md 3.4), in
 -- the order they were set; at most five per table (the handler checks).
 -- Deleting a table deletes its policies through the foreign key (every
 -- connection enables foreign_keys), so a new table that reuses the id never
@@ -16,7 +16,7 @@ CREATE TABLE table_acl (
 ) WITHOUT ROWID;
 
 -- Table service properties of each account (Set Table Service Properties,
--- PROTOCOL.md 3.5), kept as the canonical XML document the service returns;
+-- docs/protocol.md 3.5), kept as the canonical XML document the service returns;
 -- no row means the defaults of a new account.
 CREATE TABLE service_properties (
 	account TEXT NOT NULL PRIMARY KEY,

@@ -1,7 +1,7 @@
 "use strict";
 // Table ACLs (stored access policies) through @azure/data-tables:
 // setAccessPolicy/getAccessPolicy, and service SAS tokens that name a
-// policy with `si` (PROTOCOL.md 3.4, 9.6).
+// policy with `si` (docs/protocol.md 3.4, 9.6).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

@@ -1,7 +1,7 @@
 "use strict";
 // Transactions ($batch) through @azure/data-tables: every action type,
 // ETag conditions, atomic failure with the failed operation's index, and
-// the service's batch limits (PROTOCOL.md 7). The SDK sends CRLF
+// the service's batch limits (docs/protocol.md 7). The SDK sends CRLF
 // multipart with lower-case part headers and PATCH for merges, and reads
 // each sub-response's status, ETag and Location by regular expression.
 
@@ -29,7 +29,7 @@ async function exists(client, pk, rk) {
 
 // failed asserts a transaction failed at operation index with status and
 // code: the SDK raises the failed part's error, whose message starts with
-// the index (PROTOCOL.md 7.4).
+// the index (docs/protocol.md 7.4).
 async function failed(p, status, code, index) {
   const err = await dt.rejects(p, status, code);
   assert.match(err.message, new RegExp(`^${index}:`), `message ${JSON.stringify(err.message)} names operation ${index}`);

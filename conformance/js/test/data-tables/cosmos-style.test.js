@@ -3,7 +3,7 @@
 // not start with /devstoreaccount1 (and whose account is not in the
 // client's AZURITE_ACCOUNTS) for a Cosmos DB endpoint, and then sends every
 // merge as POST with X-HTTP-Method: MERGE — at the top level and inside
-// transactions (PROTOCOL.md 1.1, 1.2). That is what a user with their own
+// transactions (docs/protocol.md 1.1, 1.2). That is what a user with their own
 // account name sees; tableemu must accept that spelling too.
 
 const { describe, it, before, after } = require("node:test");

@@ -1,7 +1,7 @@
 "use strict";
 // Single-entity operations through @azure/data-tables: insert, get,
-// update and merge with ETag conditions, upserts, delete (PROTOCOL.md
-// 3.9–3.13, 5). The SDK merges with PATCH (PROTOCOL.md 1.2).
+// update and merge with ETag conditions, upserts, delete (docs/protocol.md
+// 3.9–3.13, 5). The SDK merges with PATCH (docs/protocol.md 1.2).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
@@ -26,7 +26,7 @@ describe("data-tables: entities", () => {
     assert.equal(e.rowKey, "r");
     assert.equal(e.etag, res.etag);
     assert.deepEqual(userProps(e), { Name: "n", Count: 3, Ok: true });
-    // The ETag is the Timestamp with ':' escaped (PROTOCOL.md 5).
+    // The ETag is the Timestamp with ':' escaped (docs/protocol.md 5).
     assert.equal(e.etag, `W/"datetime'${e.timestamp.replace(/:/g, "%3A")}'"`);
   });
 
@@ -175,7 +175,7 @@ describe("data-tables: entities", () => {
     const chunk = "y".repeat(32 * 1024);
     const big = { partitionKey: "p", rowKey: "mb" };
     for (let i = 0; i < 15; i++) big[`S${i}`] = chunk;
-    big.T = "z".repeat(32000); // about 1,048,000 by the service's estimator (PROTOCOL.md 10)
+    big.T = "z".repeat(32000); // about 1,048,000 by the service's estimator (docs/protocol.md 10)
     await client.createEntity(big);
     big.rowKey = "mb2";
     big.S15 = chunk;

@@ -1,8 +1,8 @@
 "use strict";
 // Keys with awkward characters through @azure/data-tables: in the URL of
 // every single-entity operation (quotes doubled, then percent-encoded by
-// the SDK), in $filter literals, in batch sub-requests (PROTOCOL.md 1.3),
-// and the characters the service forbids (PROTOCOL.md 1.5).
+// the SDK), in $filter literals, in batch sub-requests (docs/protocol.md 1.3),
+// and the characters the service forbids (docs/protocol.md 1.5).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

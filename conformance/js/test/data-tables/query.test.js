@@ -1,7 +1,7 @@
 "use strict";
 // listEntities through @azure/data-tables over 2,500 entities: paging by
 // continuation (the SDK wraps NextPartitionKey/NextRowKey in its own
-// base64 JSON token), $top, $filter, $select (PROTOCOL.md 6).
+// base64 JSON token), $top, $filter, $select (docs/protocol.md 6).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
@@ -97,7 +97,7 @@ describe("data-tables: queries over 2,500 entities", () => {
     assert.deepEqual(either.map((r) => r.N).sort((a, b) => a - b), [0, 1, 2, 2497, 2498, 2499]);
     const notA = await count("not (Tag eq 'a') and PartitionKey eq 'p0'");
     assert.equal(notA.length, 250);
-    // A literal on the left (PROTOCOL.md 0.1).
+    // A literal on the left (docs/protocol.md 0.1).
     assert.equal((await count("2490 lt N")).length, 9);
     // Typed comparisons: Int64 and DateTime properties.
     assert.equal((await count("Big ge 24900000000000L")).length, 10);

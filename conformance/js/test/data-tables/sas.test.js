@@ -1,7 +1,7 @@
 "use strict";
 // Shared access signatures signed by @azure/data-tables (generateTableSas,
 // generateAccountSas; sv=2019-02-02) and used through AzureSASCredential
-// and SAS connection strings (PROTOCOL.md 9.6–9.8).
+// and SAS connection strings (docs/protocol.md 9.6–9.8).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
@@ -167,7 +167,7 @@ describe("data-tables: account SAS", () => {
 
   it("grants tables and entities by resource type and permission", async () => {
     // No protocol is signed, so it works over plain HTTP (the Go SDK's
-    // account SAS is https-only: PROTOCOL.md 13).
+    // account SAS is https-only: docs/protocol.md 13).
     const sas = accountSas({ permissions: { query: true, list: true, write: true, add: true }, resourceTypes: "sco" });
     assert.doesNotMatch(sas, /spr=/);
     const svc = dt.sasService(tg, sas);

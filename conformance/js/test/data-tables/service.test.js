@@ -1,6 +1,6 @@
 "use strict";
 // Service properties and statistics through @azure/data-tables
-// (PROTOCOL.md 3.5, 3.6). Setting properties changes the whole account, so
+// (docs/protocol.md 3.5, 3.6). Setting properties changes the whole account, so
 // against an external endpoint these tests skip themselves.
 
 const { describe, it, before, after } = require("node:test");

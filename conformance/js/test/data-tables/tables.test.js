@@ -1,6 +1,6 @@
 "use strict";
 // Tables through @azure/data-tables: create, list (filter, paging), delete
-// (PROTOCOL.md 1.4, 3.1–3.3).
+// (docs/protocol.md 1.4, 3.1–3.3).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

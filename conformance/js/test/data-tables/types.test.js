@@ -1,8 +1,8 @@
 "use strict";
-// Every EDM type through @azure/data-tables (PROTOCOL.md 4.2), at its
+// Every EDM type through @azure/data-tables (docs/protocol.md 4.2), at its
 // edges, read back both converted (the SDK's JS types) and with
 // disableTypeConversion (the wire values and annotations as the SDK saw
-// them), and used in filters (PROTOCOL.md 6.2).
+// them), and used in filters (docs/protocol.md 6.2).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
@@ -189,7 +189,7 @@ describe("data-tables: EDM types", () => {
       "DateMin eq datetime'1601-01-01T00:00:00Z'": true,
       [`Str eq '${entity.Str.replace(/'/g, "''")}'`]: true,
       "EmptyStr eq ''": true,
-      // Mismatched types never match eq (PROTOCOL.md 6.3).
+      // Mismatched types never match eq (docs/protocol.md 6.3).
       "I32Max eq 2147483647L": false,
       "Missing eq 1": false,
       "not (Missing eq 1)": true,

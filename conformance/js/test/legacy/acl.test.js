@@ -1,7 +1,7 @@
 "use strict";
 // Table ACLs through the legacy azure-storage SDK: setTableAcl takes a map
 // of id → policy and sends an XML declaration; setTableAcl(null) sends a PUT
-// with no body (PROTOCOL.md 3.4); SAS tokens name policies with `si`.
+// with no body (docs/protocol.md 3.4); SAS tokens name policies with `si`.
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

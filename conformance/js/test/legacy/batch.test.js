@@ -2,7 +2,7 @@
 // Batches through the legacy azure-storage SDK's TableBatch: bare-LF
 // multipart, `Content-Type: application/json;type=entry` parts, Content-ID
 // on every part but the first, MERGE verbs, the lone-GET batch, and
-// failure parsing from the single failed part (PROTOCOL.md 0.1, 7).
+// failure parsing from the single failed part (docs/protocol.md 0.1, 7).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
@@ -27,7 +27,7 @@ async function exists(svc, name, pk, rk) {
 }
 
 // failed asserts a batch failed at operation index with status and code;
-// the service's message starts with the index (PROTOCOL.md 7.4).
+// the service's message starts with the index (docs/protocol.md 7.4).
 async function failed(p, status, code, index) {
   const err = await lg.rejects(p, status, code);
   assert.match(err.message, new RegExp(`^${index}:`), `message ${JSON.stringify(err.message)} names operation ${index}`);

@@ -2,7 +2,7 @@
 // Single-entity operations through the legacy azure-storage SDK: it signs
 // with Shared Key (not Lite), merges with the MERGE verb, sends If-Match
 // from entity['.metadata'].etag (or *), and inserts with Prefer:
-// return-no-content unless echoContent (PROTOCOL.md 3.9–3.13, 5, 9.3).
+// return-no-content unless echoContent (docs/protocol.md 3.9–3.13, 5, 9.3).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

@@ -2,7 +2,7 @@
 // Keys with awkward characters through the legacy azure-storage SDK: it
 // doubles quotes and encodeURIComponent()s each key in the URL, signs the
 // encoded path with Shared Key, and writes the same URLs into batch
-// parts (PROTOCOL.md 1.3, 1.5, 9.5).
+// parts (docs/protocol.md 1.3, 1.5, 9.5).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

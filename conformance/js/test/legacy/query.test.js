@@ -2,7 +2,7 @@
 // queryEntities through the legacy azure-storage SDK over 2,500 entities:
 // its continuation token is {nextPartitionKey, nextRowKey} from the
 // x-ms-continuation-* headers, passed back as query parameters; TableQuery
-// supplies $filter, $select and $top (PROTOCOL.md 6).
+// supplies $filter, $select and $top (docs/protocol.md 6).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

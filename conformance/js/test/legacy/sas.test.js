@@ -1,7 +1,7 @@
 "use strict";
 // Shared access signatures signed by the legacy azure-storage SDK
 // (generateSharedAccessSignature, generateAccountSharedAccessSignature;
-// sv=2018-03-28), used through createTableServiceWithSas (PROTOCOL.md
+// sv=2018-03-28), used through createTableServiceWithSas (docs/protocol.md
 // 9.6–9.8). This SDK signs and sends key ranges (spk/srk/epk/erk) itself.
 
 const { describe, it, before, after } = require("node:test");

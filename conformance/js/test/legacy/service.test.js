@@ -1,6 +1,6 @@
 "use strict";
 // Service properties and statistics through the legacy azure-storage SDK
-// (PROTOCOL.md 3.5, 3.6). It parses the XML with xml2js after stripping
+// (docs/protocol.md 3.5, 3.6). It parses the XML with xml2js after stripping
 // the BOM, and reaches the secondary through an explicit secondary host.
 
 const { describe, it, before, after } = require("node:test");

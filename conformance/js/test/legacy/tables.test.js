@@ -1,7 +1,7 @@
 "use strict";
 // Tables through the legacy azure-storage SDK: create (Prefer:
-// return-no-content), the "exists" check (GET /Tables('name'), PROTOCOL.md
-// 0.1), list with prefix and paging, delete (PROTOCOL.md 3.1–3.3).
+// return-no-content), the "exists" check (GET /Tables('name'), docs/protocol.md
+// 0.1), list with prefix and paging, delete (docs/protocol.md 3.1–3.3).
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");

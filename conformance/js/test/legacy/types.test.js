@@ -1,6 +1,6 @@
 "use strict";
 // Every EDM type through the legacy azure-storage SDK's entityGenerator
-// (PROTOCOL.md 4.2). This SDK sends every Double as a JSON *string* with
+// (docs/protocol.md 4.2). This SDK sends every Double as a JSON *string* with
 // an Edm.Double annotation ("1.5", "NaN", "1.7976931348623157e+308"),
 // Int64 as an annotated string, and reads Int64 back as a string.
 
@@ -84,7 +84,7 @@ describe("legacy: EDM types", () => {
     assert.deepEqual(e.DblNeg, { _: -0.25 });
     assert.deepEqual(e.DblTiny, { _: 5e-324 });
     assert.deepEqual(e.DblHuge, { _: 1.7976931348623157e308 });
-    // A whole Double is written "2.0" (PROTOCOL.md 0.1): the SDK's JSON
+    // A whole Double is written "2.0" (docs/protocol.md 0.1): the SDK's JSON
     // parser (json-edm-parser) takes a literal with a point for Edm.Double,
     // so the type survives a read-modify-write.
     assert.deepEqual(e.DblWhole, { $: "Edm.Double", _: 2 });
