@@ -32,6 +32,7 @@ type Config struct {
 	Port                   int    // --tablePort
 	Location               string // --location; "" means the current directory
 	InMemory               bool   // --inMemoryPersistence
+	Fsync                  bool   // --fsync: every commit fsynced before the answer (README, "Durability")
 	Loose                  bool   // --loose
 	SkipAPIVersionCheck    bool   // --skipApiVersionCheck
 	DisableProductStyleURL bool   // --disableProductStyleUrl
@@ -72,6 +73,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.StringVar(&c.Location, "location", "", "directory for the database file (default: the current directory)")
 	fs.StringVar(&c.Location, "l", "", "short for --location")
 	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
+	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
 	fs.BoolVar(&c.Loose, "loose", false, "relax strict checks that the emulator cannot honour over plain HTTP (account SAS signed for https)")
 	fs.BoolVar(&c.Loose, "L", false, "short for --loose")
 	fs.BoolVar(&c.SkipAPIVersionCheck, "skipApiVersionCheck", false, "accept any x-ms-version")
@@ -150,6 +152,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	}
 	if c.InMemory && c.Location != "" {
 		c.Warnings = append(c.Warnings, "--inMemoryPersistence: --location is ignored, nothing is written there")
+	}
+	if c.InMemory && c.Fsync {
+		c.Warnings = append(c.Warnings, "--fsync has no effect with --inMemoryPersistence: nothing is written to disk")
 	}
 	if env := strings.TrimSpace(getenv("AZURITE_ACCOUNTS")); env != "" {
 		accts, err := parseAccounts(env)

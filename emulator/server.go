@@ -68,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 	if dir == "" {
 		dir = "."
 	}
-	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory, NoAutoIndex: cfg.NoAutoIndex})
+	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory, Fsync: cfg.Fsync, NoAutoIndex: cfg.NoAutoIndex})
 	if err != nil {
 		if s.closer != nil {
 			s.closer.Close()
