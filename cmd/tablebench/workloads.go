@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,12 @@ func (t *target) preload(table string, n int) error {
 		return nil
 	}
 	parts := n / 100
+	start := time.Now()
+	defer func() {
+		d := time.Since(start)
+		fmt.Fprintf(os.Stderr, "tablebench: %s: loaded %d entities into %s in %.1f s (%.0f entities/s)\n",
+			t.name, n, table, d.Seconds(), float64(n)/d.Seconds())
+	}()
 	jobs := make(chan int)
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
