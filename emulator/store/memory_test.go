@@ -53,6 +53,17 @@ func TestDurabilityPragmas(t *testing.T) {
 				if sync != tc.sync || mode != "wal" {
 					t.Errorf("%s: synchronous %d, journal_mode %s; want %d, wal", name, sync, mode, tc.sync)
 				}
+				// In memory every page cache stays at SQLite's default
+				// (-2000: 2 MiB); on disk the writer keeps 16 MiB.
+				if name == "writer" {
+					c, _ := p.get()
+					var cache int
+					err := c.queryRow(context.Background(), "PRAGMA cache_size", nil, &cache)
+					p.put(c)
+					if want := map[bool]int{true: -2000, false: -16000}[tc.opts.InMemory]; err != nil || cache != want {
+						t.Errorf("writer cache_size %d (%v), want %d", cache, err, want)
+					}
+				}
 			}
 		})
 	}

@@ -125,7 +125,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		} else {
 			// A memory file system has nothing to sync to.
 			s.mem = m
-			s.openPools(m.dir, "OFF")
+			s.openPools(m.dir, "OFF", true)
 		}
 	default:
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -143,7 +143,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if opts.Fsync {
 			sync = "FULL"
 		}
-		s.openPools(opts.Dir, sync)
+		s.openPools(opts.Dir, sync, false)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -161,7 +161,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 
 // openPools prepares the writer and reader pools of the database in dir,
 // each connection with synchronous=sync; connections open on first use.
-func (s *Store) openPools(dir, sync string) {
+// On a memory file system (inMemory) every page cache keeps SQLite's
+// default 2 MiB: a cache there only duplicates pages that a pread copies
+// from memory anyway, and the store's memory is the data plus what it
+// holds besides.
+func (s *Store) openPools(dir, sync string, inMemory bool) {
+	writerCache, mappedCache := "cache_size = -16000", "cache_size = -8000"
+	if inMemory {
+		writerCache, mappedCache = "cache_size = -2000", "cache_size = -2000"
+	}
 	const rw = sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_CREATE
 	s.path = filepath.Join(dir, FileName)
 	// busy_timeout covers the checkpointer and a second process opening
@@ -178,15 +186,16 @@ func (s *Store) openPools(dir, sync string) {
 	// the b-tree, the entities it rewrites), and a map of the file only
 	// added every page a bulk load touched to the resident set.
 	s.w = newPool(1, func() (*conn, error) {
-		return openConn(s.path, rw, slices.Concat(pragmas, []string{"cache_size = -16000"}))
+		return openConn(s.path, rw, slices.Concat(pragmas, []string{writerCache}))
 	})
 	// A mapped reader's page cache holds copies only of the pages past the
-	// map (SQLite maps at most 2 GiB), so its size matters only for large
-	// databases: 8 MiB instead of the default 2 took point reads over ten
-	// million entities from 86 to 76 µs and ranges from 2.64 to 2.43 ms,
-	// for 22 MiB more private memory (BENCHMARKS.md, "Scale").
+	// map (SQLite maps at most 2 GiB) and of pages it reads from the WAL,
+	// so its size matters for large databases: 8 MiB instead of the
+	// default 2 took point reads over ten million entities from 86 to 76 µs
+	// and ranges from 2.64 to 2.43 ms, for 22 MiB more private memory
+	// (BENCHMARKS.md, "Scale").
 	s.r = newPool(mappedReaders, func() (*conn, error) {
-		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1", "cache_size = -8000"}))
+		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1", mappedCache}))
 	})
 	s.rp = newPool(maxReaders, func() (*conn, error) {
 		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
