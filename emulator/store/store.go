@@ -161,22 +161,21 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 
 // openPools prepares the writer and reader pools of the database in dir,
 // each connection with synchronous=sync; connections open on first use.
-// On a memory file system (inMemory) every page cache keeps SQLite's
-// default 2 MiB: a cache there only duplicates pages that a pread copies
-// from memory anyway, and the store's memory is the data plus what it
-// holds besides.
+// On a memory file system (inMemory) the writer's page cache too keeps
+// SQLite's default 2 MiB: a cache there only duplicates pages that a pread
+// copies from memory anyway, and the store's memory is the data plus what
+// it holds besides.
 func (s *Store) openPools(dir, sync string, inMemory bool) {
-	// The writer checkpoints the WAL into the database every 10,000 pages
-	// (40 MiB) instead of SQLite's 1,000: a checkpoint copies each page
-	// once however often it was rewritten, and syncs the WAL and the
-	// database (the only fsyncs of the default mode). Measured side by
-	// side, inserts took 10% less CPU and their p99 fell from 12 to 5 ms;
-	// merges 3% less. The cost is a WAL of up to 40 MiB, which SQLite
-	// reads through once at the next start after a killed process.
-	writerCache, mappedCache, checkpoint := "cache_size = -16000", "cache_size = -8000", "wal_autocheckpoint = 10000"
+	// The page caches keep SQLite's default 2 MiB except the writer's on
+	// disk. Tried and measured against it (BENCHMARKS.md, "Tried"): 8 MiB
+	// per mapped reader, and checkpointing every 10,000 pages instead of
+	// 1,000 — pages in the WAL are read with pread and copied into the
+	// readers' caches, so both took private memory from 32–40 to 90–103
+	// MiB, and the larger WAL slowed merges (109 -> 147 us of CPU) more
+	// than it sped inserts.
+	writerCache := "cache_size = -16000"
 	if inMemory {
-		// In memory the WAL is memory too, and a checkpoint syncs nothing.
-		writerCache, mappedCache, checkpoint = "cache_size = -2000", "cache_size = -2000", "wal_autocheckpoint = 1000"
+		writerCache = "cache_size = -2000"
 	}
 	const rw = sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_CREATE
 	s.path = filepath.Join(dir, FileName)
@@ -194,16 +193,10 @@ func (s *Store) openPools(dir, sync string, inMemory bool) {
 	// the b-tree, the entities it rewrites), and a map of the file only
 	// added every page a bulk load touched to the resident set.
 	s.w = newPool(1, func() (*conn, error) {
-		return openConn(s.path, rw, slices.Concat(pragmas, []string{writerCache, checkpoint}))
+		return openConn(s.path, rw, slices.Concat(pragmas, []string{writerCache}))
 	})
-	// A mapped reader's page cache holds copies only of the pages past the
-	// map (SQLite maps at most 2 GiB) and of pages it reads from the WAL,
-	// so its size matters for large databases: 8 MiB instead of the
-	// default 2 took point reads over ten million entities from 86 to 76 µs
-	// and ranges from 2.64 to 2.43 ms, for 22 MiB more private memory
-	// (BENCHMARKS.md, "Scale").
 	s.r = newPool(mappedReaders, func() (*conn, error) {
-		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1", mappedCache}))
+		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
 	})
 	s.rp = newPool(maxReaders, func() (*conn, error) {
 		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
