@@ -211,6 +211,9 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+		if version > len(names) { // numbered 1..len(names) (migrate_test.go)
+			return fmt.Errorf("the database is at schema %d, from a newer tableemu (this one knows schema %d): use that version or a later one", version, len(names))
+		}
 		for _, f := range names {
 			n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
 			if err != nil {
