@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -174,4 +176,29 @@ func TestZeroConfigWritesNothing(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("New(Config{}) wrote %v", entries)
 	}
+}
+
+// TestNewLocksItsDirectory: two Servers embedded in one process on one
+// Location: the second New fails, naming the directory; after Close the
+// directory is free again.
+func TestNewLocksItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	first, err := New(Config{Location: dir, Silent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(Config{Location: dir, Silent: true})
+	var le *store.LockedError
+	if !errors.As(err, &le) || le.Dir != dir {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("second New on %s: %v, want a LockedError naming it", dir, err)
+	}
+	first.Close()
+	third, err := New(Config{Location: dir, Silent: true})
+	if err != nil {
+		t.Fatalf("New after Close: %v", err)
+	}
+	third.Close()
 }

@@ -205,6 +205,15 @@ func TestHealthcheckOverHTTPSIsQuiet(t *testing.T) {
 			}
 		}
 	}
+
+	// A real client speaking HTTP to the HTTPS server is logged, by
+	// net/http through the standard logger, in the one log format.
+	if resp, err := http.Get("http://127.0.0.1:" + port + "/"); err == nil {
+		resp.Body.Close()
+	}
+	if l := p.waitFor("TLS handshake error"); !logLine.MatchString(l) {
+		t.Errorf("net/http's line is not in the log format: %q", l)
+	}
 }
 
 // TestCORSAfterRestart: CORS rules set through one process are served by

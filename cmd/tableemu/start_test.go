@@ -225,3 +225,37 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
 }
+
+// TestTwoStartedTogether: two tableemu started at the same moment on a
+// fresh directory: one serves, the other exits 1 saying the directory is
+// in use (it used to die in the migrations with "table tables already
+// exists", or "database is locked").
+func TestTwoStartedTogether(t *testing.T) {
+	for round := range 3 {
+		dir := filepath.Join(t.TempDir(), "fresh")
+		a := startProc(t, "", "--tablePort", "0", "--location", dir, "--silent")
+		b := startProc(t, "", "--tablePort", "0", "--location", dir, "--silent")
+		var refused, serving *proc
+		deadline := time.Now().Add(30 * time.Second)
+		for refused == nil && time.Now().Before(deadline) {
+			select {
+			case <-a.done:
+				refused, serving = a, b
+			case <-b.done:
+				refused, serving = b, a
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if refused == nil {
+			t.Fatalf("round %d: both are running:\n%s\n%s", round, a.out, b.out)
+		}
+		if refused.code != 1 || !strings.Contains(refused.out.String(), "is in use by another tableemu") {
+			t.Fatalf("round %d: the second: exit %d:\n%s", round, refused.code, refused.out)
+		}
+		serving.ready()
+		serving.signal(syscall.SIGTERM)
+		if code := serving.exit(15 * time.Second); code != 0 {
+			t.Fatalf("round %d: the one serving: exit %d:\n%s", round, code, serving.out)
+		}
+	}
+}
