@@ -107,12 +107,17 @@ func (c Config) Scheme() string {
 	return "http"
 }
 
-// checkDebugPath refuses a --debug file whose directory does not exist,
-// before New creates the database: a start that fails creates nothing.
+// checkDebugPath refuses a --debug file whose directory does not exist, or
+// that is a directory, before New creates the database: a start that fails
+// creates nothing. (A file New then cannot open for another reason still
+// fails the start, after the database is opened.)
 func checkDebugPath(path string) error {
 	dir := filepath.Dir(path)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--debug %s: directory %s does not exist", path, dir)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("--debug %s: a directory, not a file", path)
 	}
 	return nil
 }

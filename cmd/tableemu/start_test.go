@@ -111,6 +111,8 @@ func TestFailedStartsCreateNothing(t *testing.T) {
 			[]string{"nope.pem", "no such file"}},
 		{"debug directory missing", []string{"--tablePort", "0", "--debug", filepath.Join(files, "nodir", "debug.log")}, "",
 			[]string{"--debug", "does not exist"}},
+		{"debug file is a directory", []string{"--tablePort", "0", "--debug", files}, "",
+			[]string{"--debug", "a directory, not a file"}},
 		{"data directory under a file", []string{"--tablePort", "0"}, filepath.Join(plainFile, "data"),
 			[]string{"not a directory"}},
 	} {
