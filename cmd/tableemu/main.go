@@ -171,7 +171,7 @@ func listenError(cfg emulator.Config, err error) string {
 func startError(err error) string {
 	var le *store.LockedError
 	if errors.As(err, &le) {
-		return le.Error() + ": stop it, or give this one another --location (or --inMemoryPersistence)"
+		return le.Error() + ": stop that one, or start this one with another --location (or --inMemoryPersistence)"
 	}
 	return err.Error()
 }

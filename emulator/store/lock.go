@@ -49,7 +49,7 @@ func (e *LockedError) Error() string {
 	case e.PID != 0:
 		who += fmt.Sprintf(" (PID %d)", e.PID)
 	}
-	return fmt.Sprintf("data directory %s is in use by %s; one process serves a directory at a time", e.Dir, who)
+	return fmt.Sprintf("data directory %s is in use by %s, and one tableemu serves a directory at a time", e.Dir, who)
 }
 
 // holder is the content of LockFile.
