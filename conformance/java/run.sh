@@ -60,6 +60,7 @@ rm -rf target/surefire-reports
 rc=0
 # shellcheck disable=SC2086
 mvn -B -q ${MAVEN_ARGS:-} test || rc=$?
+echo # Maven 3.8 ends its quiet output with colour resets and no newline.
 
 # The summary line, from Surefire's reports.
 pass=0 fail=0 skip=0
@@ -71,6 +72,15 @@ for f in target/surefire-reports/TEST-*.xml; do
       print v["tests"]+0, v["failures"]+0, v["errors"]+0, v["skipped"]+0
     }')
   pass=$((pass + t - fl - er - sk)) fail=$((fail + fl + er)) skip=$((skip + sk))
+done
+# Say why each skipped test was skipped.
+for f in target/surefire-reports/TEST-*.xml; do
+  awk '
+    /<testcase / { match($0, /name="[^"]*"/); n = substr($0, RSTART + 6, RLENGTH - 7)
+                   match($0, /classname="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12); sub(/.*\./, "", c) }
+    /<skipped/   { getline why; if (why !~ /Assumption failed/) why = $0
+                   sub(/.*Assumption failed: /, "", why); print "skipped: " c "." n ": " why }
+  ' "$f"
 done
 sdk=$(sed -n 's:.*<azure-data-tables.version>\(.*\)</azure-data-tables.version>.*:\1:p' pom.xml)
 echo "== com.azure:azure-data-tables $sdk"

@@ -204,7 +204,7 @@ class TypesTest extends Base {
     }
 
     @Test
-    void everyTypeInOneEntityThroughUpsertAndMerge() {
+    void everyTypeInOneEntityThroughUpsertAndMerge() throws Exception {
         TableClient c = newTable("all");
         UUID g = UUID.randomUUID();
         OffsetDateTime dt = OffsetDateTime.of(2030, 3, 4, 5, 6, 7, 890_123_400, ZoneOffset.ofHours(3));
@@ -226,5 +226,16 @@ class TypesTest extends Base {
             assertEquals("ß", got.getProperty("S"));
             assertTrue(got.getTimestamp().isAfter(read.getTimestamp()) || got.getTimestamp().equals(read.getTimestamp()));
         });
+        // What the service stored: the user's properties, nothing of the odata.* metadata or the
+        // Timestamp the SDK sent back in the body.
+        java.net.http.HttpResponse<String> raw = Raw.get("/" + c.getTableName() + "(PartitionKey='p',RowKey='r')",
+            "application/json;odata=nometadata");
+        assertEquals(200, raw.statusCode(), raw.body());
+        for (String absent : List.of("odata.", "@odata.type")) {
+            assertTrue(!raw.body().contains(absent), raw.body());
+        }
+        for (String present : List.of("\"L\":\"9223372036854775807\"", "\"I\":7", "\"D\":0.1", "\"S\":\"ß\"")) {
+            assertTrue(raw.body().contains(present), present + " in " + raw.body());
+        }
     }
 }
