@@ -20,7 +20,7 @@ root=$(cd ../.. && pwd)
 command -v java >/dev/null || { echo "conformance/java: java is not installed" >&2; exit 1; }
 command -v mvn >/dev/null || { echo "conformance/java: mvn is not installed" >&2; exit 1; }
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -t tableemu-java-run.XXXXXX)
 pid=
 cleanup() {
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then

@@ -97,6 +97,33 @@ class EntitiesTest extends Base {
     }
 
     @Test
+    void limitsWithTheServiceCodes() {
+        TableClient c = newTable("lim");
+        // Property names: C# identifiers, Unicode letters and '_' included, up to 255 characters.
+        c.createEntity(entity("p", "names", "Größe", 1, "_under", 2, "n".repeat(255), 3));
+        assertEquals(Map.of("Größe", 1, "_under", 2, "n".repeat(255), 3), userProps(c.getEntity("p", "names")));
+        assertServiceError(400, "PropertyNameTooLong", () -> c.createEntity(entity("p", "long", "n".repeat(256), 1)));
+
+        TableEntity many = new TableEntity("p", "many");
+        for (int i = 0; i < 252; i++) {
+            many.addProperty("P" + i, i);
+        }
+        c.createEntity(many); // 252 of the user's, plus PartitionKey, RowKey and Timestamp
+        many.addProperty("P252", 252);
+        assertServiceError(400, "TooManyProperties", () -> c.upsertEntity(many));
+
+        TableEntity big = new TableEntity("p", "big");
+        for (int i = 0; i < 20; i++) {
+            big.addProperty("S" + i, "y".repeat(30000)); // 20 × 60,000 bytes as UTF-16
+        }
+        assertServiceError(400, "EntityTooLarge", () -> c.createEntity(big));
+        // $top over 1000 (docs/protocol.md 6.5); a list's failure is unmapped (QueryTest).
+        Errors.assertHttpError(400, "InvalidInput", () -> c.listEntities(new ListEntitiesOptions().setTop(1001), null, null)
+            .iterableByPage().iterator().next());
+        assertEquals(2, c.listEntities().stream().count(), "names and many");
+    }
+
+    @Test
     void getErrorsAndGetWithSelect() {
         TableClient c = newTable("get");
         c.createEntity(entity("p", "r", "A", 1, "B", "b", "C", true));
@@ -172,6 +199,21 @@ class EntitiesTest extends Base {
     }
 
     @Test
+    void theScrubbedHeaderETagIsNotAnETag() {
+        // What TableScrubEtagPolicy leaves of the ETag header, W/"datetime'…' without its closing
+        // quote, is neither '*' nor a weak ETag: used as If-Match it is 400 InvalidInput
+        // (docs/protocol.md 0.1). The body's odata.etag, or the header with its quote put back,
+        // is the entity's ETag.
+        TableClient c = newTable("scrub");
+        String scrubbed = c.createEntityWithResponse(entity("p", "r", "V", 1), null, null).getHeaders().getValue("ETag");
+        assertServiceError(400, "InvalidInput", () -> c.updateEntityWithResponse(
+            entity("p", "r", "V", 2).addProperty("odata.etag", scrubbed), TableEntityUpdateMode.MERGE, true, null, null));
+        c.updateEntityWithResponse(entity("p", "r", "V", 3).addProperty("odata.etag", scrubbed + "\""),
+            TableEntityUpdateMode.MERGE, true, null, null);
+        assertEquals(3, c.getEntity("p", "r").getProperty("V"));
+    }
+
+    @Test
     void updateWithoutIfUnchangedNeedsTheEntityToExist() {
         TableClient c = newTable("upn");
         // ifUnchanged=false sends If-Match: *, which matches only an existing entity.
@@ -213,6 +255,9 @@ class EntitiesTest extends Base {
         // Deleting what is gone: the SDK swallows the 404; the response is the service's.
         assertSwallowed(c.deleteEntityWithResponse(v2, false, null, null), 404, "ResourceNotFound");
         c.deleteEntity("p", "r"); // no exception either
+        // ifUnchanged=true on an entity that carries no ETag sends no If-Match, which Delete Entity
+        // requires (docs/protocol.md 3.13).
+        assertServiceError(400, "MissingRequiredHeader", () -> c.deleteEntityWithResponse(entity("p", "x"), true, null, null));
         // A missing table is not swallowed into silence: still a 404, with its own code.
         assertSwallowed(Target.table(Target.tableName("none")).deleteEntityWithResponse(v2, false, null, null), 404,
             "TableNotFound");

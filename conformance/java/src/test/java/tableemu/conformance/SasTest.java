@@ -107,6 +107,7 @@ class SasTest extends Base {
             () -> Target.sasTable(other.getTableName(), sas).createEntity(entity("p", "x")));
         TableServiceClient svc = Target.sasService(sas);
         assertServiceError(403, "AuthorizationFailure", () -> svc.createTable(Target.tableName("no")));
+        Errors.assertHttpError(403, "AuthorizationFailure", () -> svc.listTables().iterator().next());
         // The ACL endpoints speak XML; the SDK cannot read their errors (see Errors.assertHttpError).
         Errors.assertHttpError(403, "AuthorizationFailure", () -> Target.sasTable(owner.getTableName(), sas).getAccessPolicies());
     }

@@ -179,9 +179,32 @@ class TypesTest extends Base {
     }
 
     @Test
+    void otherJavaTimeTypesAreDateTimesToo() {
+        // The SDK annotates Instant, ZonedDateTime, LocalDateTime, LocalDate and java.util.Date as
+        // Edm.DateTime; a value without a zone (LocalDateTime, LocalDate) is taken as UTC
+        // (docs/protocol.md 4.2). All read back as OffsetDateTime in UTC.
+        TableClient c = newTable("jt");
+        c.createEntity(new TableEntity("p", "r")
+            .addProperty("LDT", java.time.LocalDateTime.of(2024, 1, 2, 3, 4, 5, 600_000_000))
+            .addProperty("LD", java.time.LocalDate.of(2024, 1, 2))
+            .addProperty("INS", java.time.Instant.parse("2024-01-02T03:04:05.123Z"))
+            .addProperty("ZDT", java.time.ZonedDateTime.of(2024, 7, 2, 3, 4, 5, 0, java.time.ZoneId.of("Europe/Paris")))
+            .addProperty("DATE", new java.util.Date(1700000000123L)));
+        readBoth(c, "p", "r", e -> {
+            assertEquals(OffsetDateTime.parse("2024-01-02T03:04:05.6Z"), e.getProperty("LDT"));
+            assertEquals(OffsetDateTime.parse("2024-01-02T00:00:00Z"), e.getProperty("LD"));
+            assertEquals(OffsetDateTime.parse("2024-01-02T03:04:05.123Z"), e.getProperty("INS"));
+            assertEquals(OffsetDateTime.parse("2024-07-02T01:04:05Z"), e.getProperty("ZDT"));
+            assertEquals(OffsetDateTime.parse("2023-11-14T22:13:20.123Z"), e.getProperty("DATE"));
+        });
+        assertEquals(List.of("r"), rows(c, "LDT eq datetime'2024-01-02T03:04:05.6Z' and ZDT lt datetime'2024-07-02T01:04:06Z'"));
+    }
+
+    @Test
     void guidsAndBinaries() {
         TableClient c = newTable("gb");
-        UUID g = UUID.fromString("6f9619ff-8b86-d011-b42d-00cf4fc964ff");
+        // Written upper-case in the source; the SDK sends UUID.toString(), lower-case.
+        UUID g = UUID.fromString("6F9619FF-8B86-D011-B42D-00CF4FC964FF");
         byte[] all = new byte[256];
         for (int i = 0; i < all.length; i++) {
             all[i] = (byte) i;
