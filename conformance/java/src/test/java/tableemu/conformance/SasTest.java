@@ -57,6 +57,7 @@ class SasTest extends Base {
         owner.createEntity(entity("p", "r", "V", 1));
         String sas = tableSas(owner, "r");
         assertTrue(sas.contains("tn=" + owner.getTableName()), sas);
+        assertTrue(sas.contains("sv=2020-12-06"), sas);
         TableClient ro = Target.sasTable(owner.getTableName(), sas);
         assertEquals(1, ro.getEntity("p", "r").getProperty("V"));
         assertEquals(1, ro.listEntities().stream().count());

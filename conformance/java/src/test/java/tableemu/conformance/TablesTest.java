@@ -40,6 +40,15 @@ class TablesTest extends Base {
         String name = cleanup(Target.tableName("ifne"));
         Response<TableClient> first = svc.createTableIfNotExistsWithResponse(name, null, null);
         assertEquals(204, first.getStatusCode(), "created (the SDK asks for return-no-content)");
+        // The service's response headers (docs/protocol.md 2.2): the SDK's client request id
+        // echoed, a request id, the request's version echoed, a Date.
+        String clientId = first.getRequest().getHeaders().getValue("x-ms-client-request-id");
+        assertNotNull(clientId);
+        assertEquals(clientId, first.getHeaders().getValue("x-ms-client-request-id"));
+        assertNotNull(first.getHeaders().getValue("x-ms-request-id"));
+        assertEquals("2020-12-06", first.getRequest().getHeaders().getValue("x-ms-version"));
+        assertEquals("2020-12-06", first.getHeaders().getValue("x-ms-version"));
+        assertNotNull(first.getHeaders().getValue("Date"));
         first.getValue().createEntity(new TableEntity("p", "r"));
 
         // The second call sees the service's 409 and hands back a client for the table.
