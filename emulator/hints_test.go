@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -241,4 +242,33 @@ func TestHintsAreNotForServiceErrors(t *testing.T) {
 	}
 	wantHint(t, readError(t, unsigned(t, "GET", hs.URL+"/_tableemu/insights", "")), 404, "ResourceNotFound",
 		"The specified resource does not exist.", "--insights")
+}
+
+// TestDebugLogsSASStringToSign: for a SAS whose signature does not verify,
+// the --debug log holds the service SAS string-to-sign tableemu computed
+// (docs/protocol.md 9.6).
+func TestDebugLogsSASStringToSign(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "debug.log")
+	s, err := New(Config{InMemory: true, Silent: true, Debug: logPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	se := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05Z")
+	wrong := hmac.New(sha256.New, []byte("not the account key")).Sum(nil) // the right size, the wrong value
+	q := "sv=2019-02-02&tn=Orders&sp=r&se=" + se + "&sig=" + url.QueryEscape(base64.StdEncoding.EncodeToString(wrong))
+	r := unsigned(t, "GET", hs.URL+"/devstoreaccount1/Orders()?"+q, "")
+	wantHint(t, readError(t, r), 403, "AuthenticationFailed",
+		"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+		"--debug log")
+	log, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts := "r\n\n" + se + "\n/table/devstoreaccount1/orders\n\n\n\n2019-02-02\n\n\n\n"
+	want := "request " + r.Header.Get("x-ms-request-id") + ": string to sign: " + strconv.Quote(sts) + "\n"
+	if !strings.Contains(string(log), want) {
+		t.Errorf("debug log lacks %q:\n%s", want, log)
+	}
 }
