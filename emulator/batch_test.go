@@ -403,23 +403,48 @@ func TestBatchTooManyOperations(t *testing.T) {
 	}
 }
 
-// TestBatchTooLarge: more than 4 MiB is 413 for the whole request
-// (docs/protocol.md 7.2, 7.4).
+// TestBatchTooLarge: a batch body of exactly 4 MiB is served; one byte more
+// is 413 RequestBodyTooLarge for the whole request, the limit of every
+// request body (docs/protocol.md 0.1, 7.2).
 func TestBatchTooLarge(t *testing.T) {
 	_, hs := batchServer(t)
-	pad := strings.Repeat("x", 30000)
-	var ops []string
-	for i := 0; i < 141; i++ { // 141 × 30 KB > 4 MiB, < the server's body limit
-		ops = append(ops, "POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"p\",\"RowKey\":\""+fmt.Sprint(i)+"\",\"S\":\""+pad+"\"}")
+	host := strings.TrimPrefix(hs.URL, "http://")
+	// body builds 100 inserts whose padding adds up to exactly size bytes
+	// of body (each op's two strings stay under the 32 KiB-character limit).
+	body := func(prefix string, size int) string {
+		op := func(i, pad int) string {
+			return "POST http://" + host + "/devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"" + prefix + "\",\"RowKey\":\"" +
+				fmt.Sprintf("%03d", i) + "\",\"A\":\"" + strings.Repeat("a", pad/2) + "\",\"B\":\"" + strings.Repeat("b", pad-pad/2) + "\"}"
+		}
+		var ops []string
+		for i := 0; i < 100; i++ {
+			ops = append(ops, op(i, 0))
+		}
+		left := size - len(changeset(ops...))
+		for i := range ops {
+			ops[i] = op(i, left/100+btoi(i < left%100))
+		}
+		return changeset(ops...)
 	}
-	body := changeset(ops...)
-	if len(body) <= maxBatchBytes || len(body) > maxBody {
-		t.Fatalf("test body is %d bytes", len(body))
+	exact := body("exact", maxBody)
+	if len(exact) != maxBody {
+		t.Fatalf("test body is %d bytes", len(exact))
 	}
-	r := postBatch(t, hs, batchCT, body)
+	if o := outcomeOf(postBatch(t, hs, batchCT, exact)); o.status != 202 || o.errorCode != "" || len(o.parts) != 100 {
+		t.Fatalf("a batch of exactly 4 MiB: %+v", o)
+	}
+	over := body("over", maxBody+1)
+	r := postBatch(t, hs, batchCT, over)
 	if r.StatusCode != 413 || r.Header.Get("x-ms-error-code") != "RequestBodyTooLarge" {
-		t.Fatalf("%d %s", r.StatusCode, r.body)
+		t.Fatalf("4 MiB + 1: %d %s", r.StatusCode, r.body)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestBatchLoneQueryMissing: a query batch that fails answers without a
