@@ -347,6 +347,12 @@ func TestBatchOperationFailures(t *testing.T) {
 		{"Atom only", "POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\nAccept: application/atom+xml\n\n{\"PartitionKey\":\"p\",\"RowKey\":\"x\"}", 415, "AtomFormatNotSupported"},
 		{"missing entity", "DELETE " + entity("p", "x") + " HTTP/1.1\nIf-Match: *\n\n", 404, "ResourceNotFound"},
 		{"stale ETag", "PUT " + entity("p", "existing") + " HTTP/1.1\nIf-Match: W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"\n\n{}", 412, "UpdateConditionNotSatisfied"},
+		// If-Match forms (docs/protocol.md 0.1): a weak ETag, W/ in either
+		// case, that matches nothing is 412; a strong one is 400.
+		{"unknown weak ETag", "MERGE " + entity("p", "existing") + " HTTP/1.1\nIf-Match: W/\"wrong\"\n\n{}", 412, "UpdateConditionNotSatisfied"},
+		{"lower-case w/ ETag", "DELETE " + entity("p", "existing") + " HTTP/1.1\nIf-Match: w/\"wrong\"\n\n", 412, "UpdateConditionNotSatisfied"},
+		{"strong ETag", "PUT " + entity("p", "existing") + " HTTP/1.1\nIf-Match: \"wrong\"\n\n{}", 400, "InvalidInput"},
+		{"our ETag without W/", "DELETE " + entity("p", "existing") + " HTTP/1.1\nIf-Match: \"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"\n\n", 400, "InvalidInput"},
 		{"existing entity", insertOp("p", "existing"), 409, "EntityAlreadyExists"},
 	}
 	r := postBatch(t, hs, batchCT, changeset(insertOp("p", "existing")))
