@@ -333,6 +333,22 @@ func (s *Server) partResource(c *call, target string) (resource, error) {
 	} else if !strings.HasPrefix(target, "/") {
 		dir := c.res.rawPath[:strings.LastIndexByte(c.res.rawPath, '/')+1]
 		target = dir + target
+	} else if !c.res.hostStyle {
+		// An absolute path from the service root, "/table(...)": the
+		// legacy Python SDK (azure-cosmosdb-table) writes its operations
+		// so unless told it talks to the emulator, which on the service
+		// (host-style) names the table. On a path-style URL the root is
+		// "/<account>": a path that does not start with the batch's own
+		// account segment is read below it.
+		acct := strings.TrimPrefix(c.res.rawPath, "/")
+		acct = acct[:max(strings.IndexByte(acct, '/'), 0)]
+		first := strings.TrimPrefix(target, "/")
+		if i := strings.IndexAny(first, "/?"); i >= 0 {
+			first = first[:i]
+		}
+		if acct != "" && first != acct {
+			target = "/" + acct + target
+		}
 	}
 	res, err := s.parseResource(host, target)
 	if err != nil {

@@ -569,3 +569,30 @@ func TestUnclosedKeyLiteral(t *testing.T) {
 		t.Fatalf("batch: %+v %s", o, r.body)
 	}
 }
+
+// TestBatchPathsFromServiceRoot: operations addressed "/table…" from the
+// service root, as the legacy Python SDK writes them (with LF line ends),
+// name tables of the batch's account on a path-style URL; "/<account>/table"
+// and absolute URLs keep working beside them.
+func TestBatchPathsFromServiceRoot(t *testing.T) {
+	_, hs := batchServer(t)
+	body := changeset(
+		"POST /batchtbl HTTP/1.1\nContent-ID: 1\n\n{\"PartitionKey\":\"root\",\"RowKey\":\"a\"}",
+		"PUT /batchtbl(PartitionKey='root',RowKey='b') HTTP/1.1\n\n{\"V\":1}",
+		"POST /devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"root\",\"RowKey\":\"c\"}",
+		"POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"root\",\"RowKey\":\"d\"}",
+	)
+	r := postBatch(t, hs, batchCT, strings.ReplaceAll(body, "\r\n", "\n"))
+	if o := outcomeOf(r); o.errorCode != "" || len(o.parts) != 4 {
+		t.Fatalf("%+v\n%s", o, r.body)
+	}
+	for _, rk := range []string{"a", "b", "c", "d"} {
+		if st := entityStatus(t, hs, "batchtbl", "root", rk); st != 200 {
+			t.Fatalf("%s: %d", rk, st)
+		}
+	}
+	r = postBatch(t, hs, batchCT, changeset("DELETE /batchtbl(PartitionKey='root',RowKey='a') HTTP/1.1\nIf-Match: *\n\n"))
+	if o := outcomeOf(r); o.errorCode != "" || len(o.parts) != 1 || entityStatus(t, hs, "batchtbl", "root", "a") != 404 {
+		t.Fatalf("%+v\n%s", o, r.body)
+	}
+}
