@@ -144,7 +144,10 @@ def start_server(port: int = 0, *args: str) -> Server:
 
 
 def port_free(port: int) -> bool:
+    """Whether a listener could bind 127.0.0.1:port now. SO_REUSEADDR as Go's
+    net.Listen sets it: connections in TIME_WAIT do not hold the port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -33,6 +33,8 @@ class _Expect:
 
     def __exit__(self, *exc):
         suppressed = self.raises.__exit__(*exc)
+        if not suppressed:
+            return False  # another exception: let it through as it is
         err = self.info.value
         assert isinstance(err, HttpResponseError), f"{type(err).__name__}: {err}"
         assert err.status_code == self.status, f"status {err.status_code}, want {self.status}: {err}"

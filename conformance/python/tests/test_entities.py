@@ -205,3 +205,42 @@ def test_cosmos_style_merge_on_localhost(server):
             assert dict(t.get_entity("p", "r")) == {"PartitionKey": "p", "RowKey": "r", "A": 1, "B": 2, "C": 3}
         finally:
             svc.delete_table(name)
+
+
+def test_if_match_forms(table):
+    # The SDK sends the etag it is given as If-Match (docs/protocol.md 0.1):
+    # a weak ETag that matches nothing is 412, a strong one 400 InvalidInput.
+    # azure-core quotes any ETag that does not start with "W/" or a quote
+    # (quote_etag), so a lower-case w/ cannot be sent through this SDK: the
+    # Go suite sends it raw (TestIfMatchForms).
+    table.create_entity({"PartitionKey": "p", "RowKey": "r", "V": 1})
+    cur = table.get_entity("p", "r").metadata["etag"]
+    cond = {"match_condition": MatchConditions.IfNotModified}
+    for weak in ['W/"wrong"', 'W/""', "W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\""]:
+        with expect_error(ResourceModifiedError, 412, "UpdateConditionNotSatisfied"):
+            table.update_entity({"PartitionKey": "p", "RowKey": "r", "V": 2}, etag=weak, **cond)
+        with expect_error(ResourceModifiedError, 412, "UpdateConditionNotSatisfied"):
+            table.delete_entity("p", "r", etag=weak, **cond)
+    # '"wrong"', the entity's own ETag without W/, and 'wrong', which
+    # azure-core sends quoted.
+    for strong in ['"wrong"', cur[2:], "wrong", 'w/"wrong"']:
+        with expect_error(HttpResponseError, 400, "InvalidInput"):
+            table.update_entity({"PartitionKey": "p", "RowKey": "r", "V": 2}, mode=UpdateMode.REPLACE, etag=strong, **cond)
+        with expect_error(HttpResponseError, 400, "InvalidInput"):
+            table.delete_entity("p", "r", etag=strong, **cond)
+    assert table.get_entity("p", "r")["V"] == 1
+    table.update_entity({"PartitionKey": "p", "RowKey": "r", "V": 3}, etag=cur, **cond)
+    assert table.get_entity("p", "r")["V"] == 3
+
+
+def test_body_over_4_mib(table):
+    # A request body over 4 MiB is 413 RequestBodyTooLarge, before the
+    # entity is looked at (docs/protocol.md 0.1): 140 strings of 30,000
+    # characters are 4.2 MB of JSON.
+    big = {"PartitionKey": "p", "RowKey": "huge"}
+    big.update({f"S{i:03d}": "x" * 30000 for i in range(140)})
+    with expect_error(HttpResponseError, 413, "RequestBodyTooLarge", decoded=False):
+        table.create_entity(big)
+    with expect_error(HttpResponseError, 413, "RequestBodyTooLarge"):
+        table.upsert_entity(big)
+    assert list(table.list_entities()) == []
