@@ -72,6 +72,20 @@ async def test_tables_crud(server):
         assert [t.name for t in found] == [name]
         await svc.delete_table(name)
         assert await collect(svc.query_tables("TableName eq @n", parameters={"n": name})) == []
+        # results_per_page paging over tables with a common prefix.
+        prefix = table_name("aiopg")[:14]
+        names = [prefix + str(i) for i in range(3)]
+        for n in names:
+            await svc.create_table(n)
+        try:
+            pages = []
+            async for page in svc.query_tables("TableName ge @lo and TableName lt @hi", parameters={"lo": prefix, "hi": prefix + "z"},
+                                               results_per_page=2).by_page():
+                pages.append([t.name async for t in page])
+            assert pages == [names[:2], names[2:]]
+        finally:
+            for n in names:
+                await svc.delete_table(n)
 
 
 async def test_entities_crud(server):
