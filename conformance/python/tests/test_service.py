@@ -113,3 +113,16 @@ def test_service_stats_on_primary_is_refused(server):
     with TableServiceClient.from_connection_string(server.connection_string, secondary_hostname=host) as svc:
         with expect_error(HttpResponseError, 400, "InvalidQueryParameterValue"):
             svc.get_service_stats()
+
+
+def test_reads_from_the_secondary(server, table):
+    # location_mode="secondary" sends reads to the -secondary endpoint (a
+    # TableClient's as /devstoreaccount1-secondary/t(), the account once,
+    # signed over the primary's path); the secondary serves the same data,
+    # there being one copy.
+    table.create_entity({"PartitionKey": "p", "RowKey": "r", "V": 1})
+    with TableServiceClient.from_connection_string(server.connection_string, location_mode="secondary") as svc:
+        t = svc.get_table_client(table.table_name)
+        assert t.get_entity("p", "r")["V"] == 1
+        assert [e["RowKey"] for e in t.query_entities("V eq 1")] == ["r"]
+        assert table.table_name in [x.name for x in svc.list_tables()]
