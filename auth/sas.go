@@ -71,6 +71,9 @@ func (s *SAS) has(key string) bool { _, ok := s.q[key]; return ok }
 // signed services (account SAS). Resource type, permission, table and key
 // range depend on the operation: Grant.Allow and Grant.InRange check them.
 func (s *SAS) Verify(req *Request, acct *Account, opts VerifyOptions) (*Grant, error) {
+	if err := s.once(); err != nil {
+		return nil, err
+	}
 	if s.IsAccount() {
 		return s.verifyAccount(req, acct, opts)
 	}

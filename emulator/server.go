@@ -178,10 +178,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // defaultVersion is echoed when a request carries no x-ms-version.
 const defaultVersion = "2019-02-02"
 
-// maxBody is the largest request body accepted: a 4 MiB $batch plus its
-// multipart framing (docs/protocol.md 0.1, 10). Larger bodies are refused from
-// Content-Length before any is read.
-const maxBody = 4<<20 + 64<<10
+// maxBody is the largest request body accepted, for every operation,
+// $batch included: 4 MiB, framing and all (docs/protocol.md 0.1, 7.2, 10).
+// A larger body is 413 RequestBodyTooLarge: from Content-Length before any
+// of it is read, and for a chunked body as soon as the limit is crossed
+// (http.MaxBytesReader, seen by readBody and readBatchBody).
+const maxBody = 4 << 20
 
 // checkRequest validates what every request shares: the version header,
 // the client request id, the body size, the method override and the path.
