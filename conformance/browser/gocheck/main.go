@@ -8,6 +8,7 @@
 //	gocheck seed TABLE N PARTS     insert N entities over PARTS partitions, in batches
 //	gocheck touch TABLE PK RK      merge a property, so that ETags held elsewhere go stale
 //	gocheck load TABLE PK N W      write N entities to one partition from W workers (batches of 100)
+//	gocheck sas TABLE              print a read-only service SAS URL for the table (http allowed)
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +63,7 @@ func main() {
 		}
 		print(out)
 	case "dump":
-		var lines []string
+		lines := []string{}
 		pager := c.NewListEntitiesPager(nil)
 		for pager.More() {
 			page, err := pager.NextPage(ctx)
@@ -157,6 +159,27 @@ func main() {
 		}
 		wg.Wait()
 		print(map[string]any{"written": written.Load(), "failedBatches": busy.Load(), "seconds": time.Since(start).Seconds()})
+	case "sas":
+		kv := map[string]string{}
+		for _, part := range strings.Split(cs, ";") {
+			if k, v, ok := strings.Cut(part, "="); ok {
+				kv[k] = v
+			}
+		}
+		cred, err := aztables.NewSharedKeyCredential(kv["AccountName"], kv["AccountKey"])
+		if err != nil {
+			fail(err)
+		}
+		q, err := aztables.SASSignatureValues{
+			Protocol:    aztables.SASProtocolHTTPSandHTTP,
+			ExpiryTime:  time.Now().UTC().Add(time.Hour),
+			Permissions: aztables.SASPermissions{Read: true}.String(),
+			TableName:   table,
+		}.Sign(cred)
+		if err != nil {
+			fail(err)
+		}
+		print(map[string]string{"url": strings.TrimSuffix(kv["TableEndpoint"], "/") + "/" + table + "?" + q})
 	default:
 		fail(fmt.Errorf("unknown command %q", cmd))
 	}

@@ -203,7 +203,8 @@ export async function importRows(client, table, rows, { upsert, onProgress }) {
   const valid = [];
   for (const r of rows) {
     const errs = checkEntity(r.entity);
-    if (errs.length) errors.push({ line: r.line, message: errs.map((x) => (typeof x.field === 'number' ? `${r.entity.props[x.field].name}: ` : x.field ? `${x.field}: ` : '') + x.message).join('; ') });
+    // Key messages name their key already; property messages get the name.
+    if (errs.length) errors.push({ line: r.line, message: errs.map((x) => (typeof x.field === 'number' ? `${r.entity.props[x.field].name}: ` : '') + x.message).join('; ') });
     else valid.push({ ...r, json: entityJSON(r.entity) });
   }
   const byPK = new Map();
