@@ -98,8 +98,11 @@ async function launch({ width = 1280, height = 800 } = {}) {
   };
 }
 
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(shots, name) });
+// shot saves a screenshot without the passing status message.
+async function shot(page, name, opts = {}) {
+  await page.evaluate(() => document.getElementById('status')?.classList.remove('show'));
+  await page.waitForTimeout(250); // the message's fade
+  await page.screenshot({ path: path.join(shots, name), ...opts });
 }
 
 // gocheck runs the Go SDK checker (conformance/browser/gocheck) against cs

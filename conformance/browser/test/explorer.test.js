@@ -135,6 +135,10 @@ test('queries with a filter, shows its shape and counts, pages with continuation
   assert.equal(await rows().count(), 1000);
   assert.equal(await text('#query-shape'), 'Table scan');
   assert.match(await text('#page-info'), /more available/);
+  // Counting pages through the whole table on demand.
+  await page.click('#count');
+  await page.waitForFunction(() => /entities$/.test(document.getElementById('count-result').textContent));
+  assert.equal(await text('#count-result'), '1,500 entities');
 
   await runQuery("PartitionKey eq 'p01' and Count ge 10", '25');
   assert.equal(await text('#query-shape'), 'Partition scan');
@@ -377,7 +381,7 @@ test('is keyboard-usable and readable on a narrow window', async () => {
   await page.setViewportSize({ width: 420, height: 860 });
   await page.waitForTimeout(100);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no sideways scrolling of the page');
-  await shot(page, '10-narrow.png');
+  await shot(page, '10-narrow.png', { fullPage: true });
   await page.setViewportSize({ width: 1280, height: 800 });
   assert.deepEqual(ui.problems, [], 'no page errors and no Content-Security-Policy refusals');
 });

@@ -80,6 +80,6 @@ export function partitionChart({ series, throttled, target, window, title }) {
     const hgt = (n / tmax) * (S1 - S0);
     svg.append(s('rect', { x: x(k) - bw / 2, y: S1 - hgt, width: bw, height: hgt, class: 'throttled' }, s('title', { text: `${fmt(n)} throttled, ${window - 1 - k} s ago` })));
   });
-  if (tmax) svg.append(s('text', { x: X1, y: S0 - 2, class: 'tick', 'text-anchor': 'end', text: `max ${fmt(tmax)} refused/s` }));
+  if (tmax) svg.append(s('text', { x: X0 + 4, y: S0 + 10, class: 'tick', text: `up to ${fmt(tmax)} refused/s` }));
   return svg;
 }

@@ -109,7 +109,7 @@ async function fetchPage(token) {
   } catch (e) {
     busy.removeAttribute('aria-busy');
     showError(e);
-    if (!st.pages.length) renderGrid();
+    renderAll(); // a new query that failed shows no stale results
     return;
   }
   busy.removeAttribute('aria-busy');
@@ -148,12 +148,13 @@ function showError(e) {
   const m = /position (\d+)|at '(\d+)' in/.exec(e.message);
   const parts = [h('p', {}, h('strong', { text: e.code || `HTTP ${e.status}` }), ' ', e.message)];
   if (m && filter) {
+    // The position is an offset into the filter (0 is its first
+    // character); at its length it points just past the end.
     const pos = Math.min(+(m[1] ?? m[2]), filter.length);
-    const at = Math.min(pos, filter.length - 1);
     parts.push(
       h('pre', { class: 'mono caret', 'aria-label': `The server reports position ${pos} in the filter` },
-        filter.slice(0, at), h('mark', { text: filter.slice(at, at + 1) || ' ' }), filter.slice(at + 1), '\n',
-        ' '.repeat(at) + '^ position ' + pos),
+        filter.slice(0, pos), h('mark', { text: filter.slice(pos, pos + 1) || ' ' }), filter.slice(pos + 1), '\n',
+        ' '.repeat(pos) + '^ position ' + pos),
     );
     document.getElementById('q-filter').setAttribute('aria-invalid', 'true');
   }

@@ -46,7 +46,7 @@ export function status(msg, kind = 'info') {
   el.textContent = msg;
   el.className = `status show ${kind}`;
   clearTimeout(statusTimer);
-  statusTimer = setTimeout(() => el.classList.remove('show'), kind === 'error' ? 8000 : 4000);
+  statusTimer = setTimeout(() => el.classList.remove('show'), kind === 'error' ? 8000 : 3000);
 }
 
 // openDialog shows a modal dialog. build(close) returns the body; the
