@@ -95,6 +95,9 @@ export async function runQuery() {
   st.query = readQuery();
   st.pages = [];
   st.selected.clear();
+  // Columns come from the properties this query returns; a choice the
+  // user made is kept.
+  st.seen = new Map();
   await fetchPage(null);
 }
 
