@@ -341,6 +341,8 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   // per-partition target, so --throttle refuses some of them.
   const load = await gocheck(srv.connectionString, ['load', 'orders', 'hot', '8000', '4']);
   assert.ok(load.written > 0);
+  // An entity near a limit: a String of 31,000 of the 32,768 UTF-16 units.
+  await page.evaluate(() => window.tableemuExplorer.client.insertEntity('orders', JSON.stringify({ PartitionKey: 'big', RowKey: '1', Text: 'x'.repeat(31000) })));
   await page.click('#nav-insights');
   const card = page.locator('article.card[data-table="orders"]');
   await card.locator('svg.chart polyline[data-partition="hot"]').waitFor();
@@ -354,6 +356,7 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   // Query shapes and the table scans with their filters.
   assert.equal(await card.locator('table.shapes tr[data-shape="table-scan"]').count(), 1);
   assert.ok((await card.locator('table.scans').textContent()).includes("Name eq 'item 7'"));
+  assert.match(await card.locator('details.near').textContent(), /big \/ 1 .*near the property Text size limit/);
   await shot(page, '09-insights.png');
   await page.click('#nav-data');
 });

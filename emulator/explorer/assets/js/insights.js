@@ -153,7 +153,7 @@ function card(t, tl, open) {
               h('td', { text: order(p) }))))))
       : null,
     near.length
-      ? h('details', { data: { key: `${id}-near` }, open: open.has(`${id}-near`) },
+      ? h('details', { class: 'near', data: { key: `${id}-near` }, open: open.has(`${id}-near`) },
           h('summary', { text: `Entities near the size limits (${fmt(near.length)})` }),
           h('ul', { class: 'compact' }, near.map((n) => h('li', {}, h('code', { text: `${n.partitionKey} / ${n.rowKey}` }), ` · ${fmt(n.size)} bytes, ${fmt(n.properties)} properties · near the ${n.why} limit`))))
       : null,
