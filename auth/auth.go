@@ -192,6 +192,23 @@ func authFailed(format string, args ...any) *tableemu.Error {
 	return tableemu.New(tableemu.AuthenticationFailed).WithDetail(format, args...)
 }
 
+// SignatureError is the refusal of a request whose signature no account
+// key reproduces: 403 AuthenticationFailed (Err), plus the string the server
+// signed — the first candidate, built from the path as sent. The emulator's
+// --debug log prints it so a user can compare it with the string their
+// client signed, as Azurite's debug log does (docs/protocol.md 9.8).
+type SignatureError struct {
+	Err          *tableemu.Error
+	StringToSign string
+}
+
+func (e *SignatureError) Error() string { return e.Err.Error() }
+func (e *SignatureError) Unwrap() error { return e.Err }
+
+func signatureMismatch(stringToSign, format string, args ...any) error {
+	return &SignatureError{Err: authFailed(format, args...), StringToSign: stringToSign}
+}
+
 // rfc1123 formats t as the service does in authentication details
 // (.NET "R": "Tue, 01 Nov 2022 07:39:51 GMT").
 func rfc1123(t time.Time) string { return t.UTC().Format(http.TimeFormat) }

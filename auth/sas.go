@@ -136,7 +136,7 @@ func (s *SAS) verifyService(req *Request, acct *Account, opts VerifyOptions) (*G
 
 	candidates := s.serviceStringsToSign(acct.Name)
 	if !signs(acct.Keys, candidates, mac) {
-		return nil, authFailed("Signature did not match. String to sign used was %s", candidates[0])
+		return nil, signatureMismatch(candidates[0], "Signature did not match. String to sign used was %s", candidates[0])
 	}
 
 	if revocable {
@@ -288,7 +288,7 @@ func (s *SAS) verifyAccount(req *Request, acct *Account, opts VerifyOptions) (*G
 
 	candidates := s.accountStringsToSign(acct.Name)
 	if !signs(acct.Keys, candidates, mac) {
-		return nil, authFailed("Signature did not match. String to sign used was %s", candidates[0])
+		return nil, signatureMismatch(candidates[0], "Signature did not match. String to sign used was %s", candidates[0])
 	}
 	if err := checkWindow(req.now(), start, expiry); err != nil {
 		return nil, err

@@ -224,9 +224,8 @@ func checkProtocol(httpsOnly, secure, loose bool) error {
 	if !httpsOnly || secure || loose {
 		return nil
 	}
-	return tableemu.Newf(tableemu.AuthorizationProtocolMismatch,
-		"This request is not authorized to perform this operation using this protocol. "+
-			"The SAS allows HTTPS only (spr=https) and the request came over HTTP; "+
+	return tableemu.New(tableemu.AuthorizationProtocolMismatch).
+		WithHint("the SAS allows HTTPS only (spr=https) and the request came over HTTP; " +
 			"serve HTTPS (--cert/--key) or start tableemu with --loose to accept it.").
 		WithDetail("spr=https over http; --loose accepts it")
 }

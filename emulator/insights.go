@@ -268,7 +268,7 @@ func (in *insights) serve(w http.ResponseWriter) {
 // about the data beyond keys and filters.
 func (s *Server) serveInsights(c *call) {
 	if s.ins == nil {
-		c.writeError(tableemu.Newf(tableemu.ResourceNotFound, "The specified resource does not exist. Start tableemu with --insights to collect design insights."))
+		c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
 		return
 	}
 	if c.r.Method != http.MethodGet {

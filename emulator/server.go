@@ -211,10 +211,10 @@ func (s *Server) checkRequest(c *call) error {
 		return err
 	}
 	res, err := s.parseResource(r.Host, r.RequestURI)
+	c.res = res // what was read of it, for the error's hint too (hints.go)
 	if err != nil {
 		return err
 	}
-	c.res = res
 	return nil
 }
 
