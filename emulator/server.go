@@ -39,6 +39,8 @@ type Server struct {
 	thr      *throttle  // nil unless --throttle
 	flt      *faults    // nil unless --faults
 
+	explorer http.Handler // the data explorer at /_tableemu/ (explorer.go)
+
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
 	debug  io.Writer // --debug file, or nil
@@ -81,6 +83,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Throttle {
 		s.thr = newThrottle(s.now)
+		if s.ins != nil {
+			s.thr.refused = s.ins.throttled // the insights timeline
+		}
 	}
 	if cfg.Faults != "" {
 		if s.flt, err = parseFaults(cfg.Faults); err != nil {
@@ -89,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.router = s.routes()
+	s.explorer = newExplorer(cfg)
 	return s, nil
 }
 
@@ -163,6 +169,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/_tableemu/insights" {
 		s.serveInsights(c)
+		return
+	}
+	if isExplorerPath(r.URL.Path) {
+		s.explorer.ServeHTTP(sw, r)
 		return
 	}
 	if err := s.checkRequest(c); err != nil {
