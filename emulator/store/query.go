@@ -17,6 +17,10 @@ import (
 // ordinary queries are never cut short.
 const ScanBudget = 50_000
 
+// scanBudget is ScanBudget; tests lower it to reach the budget with few
+// entities.
+var scanBudget = ScanBudget
+
 // Key addresses an entity; a continuation names the first entity of the
 // next page.
 type Key struct{ PK, RK string }
@@ -72,6 +76,9 @@ type keyBounds struct {
 	args  []any
 	used  int  // conjuncts turned into bounds
 	whole bool // the bounds are the whole filter
+	// rest is the filter's other conjuncts: with the bounds, exactly the
+	// filter (a conjunct that became a bound is the bound).
+	rest odata.Expr
 }
 
 func (b *keyBounds) add(cond string, args ...any) {
@@ -97,16 +104,20 @@ func planKeys(filter odata.Expr) keyBounds {
 	}
 	for _, e := range conj {
 		c, ok := e.(*odata.Compare)
-		if !ok || c.Lit.T != edm.String || c.Op == odata.Ne {
-			continue
-		}
 		var col string
 		switch {
+		case !ok || c.Lit.T != edm.String || c.Op == odata.Ne:
 		case c.Prop == "PartitionKey":
 			col = "pk"
 		case c.Prop == "RowKey" && pkFixed:
 			col = "rk"
-		default:
+		}
+		if col == "" {
+			if b.rest == nil {
+				b.rest = e
+			} else {
+				b.rest = &odata.Logical{Op: odata.And, L: b.rest, R: e}
+			}
 			continue
 		}
 		op := map[odata.CompareOp]string{odata.Eq: "=", odata.Gt: ">", odata.Ge: ">=", odata.Lt: "<", odata.Le: "<="}[c.Op]
@@ -148,6 +159,13 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		return res, err
 	}
 	res.Index = p.index
+	var mf *scanFilter
+	if p.match != nil {
+		mf = &scanFilter{expr: p.match, budget: scanBudget, pkArg: p.pkArg, rkArg: p.rkArg, tsArg: p.tsArg}
+		mf.get = mf.lookup
+		scanSlots[p.matchSlot].Store(mf)
+		defer scanSlots[p.matchSlot].Store(nil)
+	}
 	rows, err := tx.query(p.sql, p.args...)
 	if err != nil {
 		return res, err
@@ -156,9 +174,16 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	var e edm.Entity
 	n, examined := 0, 0
 	for rows.Next() {
-		if p.budgeted {
+		if mf != nil {
+			// tableemu_match let through a match, or the first row past
+			// the budget: the next page starts there.
+			if mf.ended {
+				res.Next = &Key{fromSortKey(rows.Text(0)), fromSortKey(rows.Text(1))}
+				break
+			}
+		} else if p.budgeted {
 			examined++
-			if examined > ScanBudget {
+			if examined > scanBudget {
 				// The first row past the budget: the next page starts
 				// here, as the service continues a page cut at its time limit.
 				res.Next = &Key{fromSortKey(rows.Text(0)), fromSortKey(rows.Text(1))}
@@ -191,7 +216,13 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		n++
 	}
 	if err := rows.Close(); err != nil {
+		if mf != nil && mf.err != nil {
+			return res, mf.err
+		}
 		return res, err
+	}
+	if mf != nil {
+		examined = mf.examined
 	}
 	switch {
 	case p.budgeted:
