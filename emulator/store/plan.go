@@ -35,14 +35,17 @@ type plannedQuery struct {
 }
 
 // plan builds the SQL for one page of q. The key range (planKeys, the
-// continuation, a SAS range) bounds the rows; the filter compiled to SQL
-// (sqlfilter.go) rejects rows inside SQLite. Rows are read one of two ways:
+// continuation, a SAS range) bounds the rows, and rows are read one of two
+// ways:
 //
 //   - a primary-key scan of the range, at most ScanBudget rows (the
-//     service's time limit, made deterministic);
+//     service's time limit, made deterministic). A filter on user
+//     properties is decided by tableemu_match (scanfunc.go), which
+//     evaluates it in Go on the stored bytes; one on the keys and
+//     Timestamp alone is compiled to SQL (sqlfilter.go);
 //   - through an automatic index (autoindex.go) on a property the filter
 //     compares with eq, gt or ge, reading only the entities whose property
-//     is in range.
+//     is in range, with the rest of the filter compiled to SQL.
 func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 	p := plannedQuery{bounds: keyRange(q)}
 	if p.bounds.whole {

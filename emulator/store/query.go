@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -57,10 +56,16 @@ type EntityPage struct {
 type ScanResult struct {
 	// Next is where the next page starts; nil on the last page.
 	Next *Key
-	// Scanned is how many entities were examined: counted when the page
-	// came back short (then it is cheap), or on request (CountScanned);
-	// -1 when not counted.
+	// Scanned is how many entities the service examines for this page:
+	// those of the key range the page covers, as a scan without tableemu's
+	// automatic indexes reads them (servicecount.go). Counted whenever the
+	// page was a scan (then it is free) and, for a page read through an
+	// automatic index, on request (CountScanned); -1 when not counted.
 	Scanned int
+	// Read is how many entities tableemu itself examined: Scanned, or
+	// through an automatic index only the entities the index selected;
+	// -1 when not counted.
+	Read int
 	// Index names the automatic index the page was read through, if any.
 	Index string
 	// Shape is how the service would run the query (shape.go).
@@ -153,7 +158,7 @@ func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error)
 
 // scanEntities runs the plan of plan.go and applies the residual filter.
 func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (ScanResult, error) {
-	res := ScanResult{Scanned: -1, Shape: Classify(q.Filter)}
+	res := ScanResult{Scanned: -1, Read: -1, Shape: Classify(q.Filter)}
 	p, err := tx.plan(t, q)
 	if err != nil {
 		return res, err
@@ -241,10 +246,14 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	case p.unfiltered:
 		res.Scanned = n + 1 // the row that became the continuation
 	case q.CountScanned:
+		// Read through an automatic index (every other plan is one of
+		// the above).
 		if err := tx.countScanned(t, p, &res); err != nil {
 			return res, err
 		}
+		return res, nil
 	}
+	res.Read = res.Scanned
 	return res, nil
 }
 
@@ -256,25 +265,6 @@ func rowKey(r *rows, i int, alias bool) string {
 		return fromSortKey(unsafe.String(unsafe.SliceData(b), len(b)))
 	}
 	return fromSortKey(string(b))
-}
-
-// countScanned counts the rows a page examined: those of its key range
-// before the continuation, read through the automatic index when the page
-// was.
-func (tx *Tx) countScanned(t Table, p plannedQuery, res *ScanResult) error {
-	where := "tid = ?" + p.bounds.and()
-	args := append([]any{t.ID}, p.bounds.args...)
-	from := "entities"
-	if p.index != "" {
-		from += " INDEXED BY " + p.index
-		where = "tid = " + strconv.FormatInt(t.ID, 10) + " AND " + p.indexSQL + p.bounds.and()
-		args = append(append([]any{}, p.indexArgs...), p.bounds.args...)
-	}
-	if res.Next != nil {
-		where += " AND (pk, rk) < (?, ?)"
-		args = append(args, sortKey(res.Next.PK), sortKey(res.Next.RK))
-	}
-	return tx.queryRow("SELECT count(*) FROM "+from+" WHERE "+where, args...).Scan(&res.Scanned)
 }
 
 // lazyEntity decodes the stored properties only when the filter asks for a

@@ -141,6 +141,7 @@ func matchDestroy(tls *libc.TLS, p uintptr) {
 	delete(scanReg.byDB, scanReg.dbOf[slot])
 	scanReg.dbOf[slot] = 0
 	scanSlots[slot].Store(nil)
+	rangeCounts[slot].m = nil
 	scanReg.free = append(scanReg.free, slot)
 }
 
