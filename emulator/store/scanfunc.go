@@ -99,31 +99,36 @@ func cfunc[T any](f T) uintptr {
 // time; false when every slot is taken.
 func matchSlot(c *conn) (int, bool, error) {
 	scanReg.mu.Lock()
-	defer scanReg.mu.Unlock()
-	if slot, ok := scanReg.byDB[c.db]; ok {
-		return slot, true, nil
+	slot, ok := scanReg.byDB[c.db]
+	if !ok {
+		switch {
+		case len(scanReg.free) > 0:
+			slot = scanReg.free[len(scanReg.free)-1]
+			scanReg.free = scanReg.free[:len(scanReg.free)-1]
+		case scanReg.next < maxScanSlots:
+			slot = scanReg.next
+			scanReg.next++
+		default:
+			scanReg.mu.Unlock()
+			return 0, false, nil
+		}
 	}
-	var slot int
-	switch {
-	case len(scanReg.free) > 0:
-		slot = scanReg.free[len(scanReg.free)-1]
-		scanReg.free = scanReg.free[:len(scanReg.free)-1]
-	case scanReg.next < maxScanSlots:
-		slot = scanReg.next
-		scanReg.next++
-	default:
-		return 0, false, nil
+	scanReg.mu.Unlock()
+	if ok {
+		return slot, true, nil
 	}
 	// Not SQLITE_DETERMINISTIC: the function counts the rows it sees, so
 	// SQLite must call it exactly once per row. DIRECTONLY: never from
-	// the schema (an index or a view).
+	// the schema (an index or a view). If registering fails, SQLite calls
+	// matchDestroy, which frees the slot (so the lock is not held here).
 	rc := sqlite3.Xsqlite3_create_function_v2(c.tls, c.db, matchName, -1,
 		sqlite3.SQLITE_UTF8|sqlite3.SQLITE_DIRECTONLY, uintptr(slot),
 		cfunc(matchCall), 0, 0, cfunc(matchDestroy))
 	if rc != sqlite3.SQLITE_OK {
-		scanReg.free = append(scanReg.free, slot)
 		return 0, false, c.err(rc)
 	}
+	scanReg.mu.Lock()
+	defer scanReg.mu.Unlock()
 	if scanReg.byDB == nil {
 		scanReg.byDB = map[uintptr]int{}
 	}
@@ -138,7 +143,9 @@ func matchDestroy(tls *libc.TLS, p uintptr) {
 	slot := int(p)
 	scanReg.mu.Lock()
 	defer scanReg.mu.Unlock()
-	delete(scanReg.byDB, scanReg.dbOf[slot])
+	if db := scanReg.dbOf[slot]; db != 0 {
+		delete(scanReg.byDB, db)
+	}
 	scanReg.dbOf[slot] = 0
 	scanSlots[slot].Store(nil)
 	rangeCounts[slot].m = nil
@@ -217,31 +224,47 @@ func (f *scanFilter) lookup(name string) (edm.Value, bool) {
 }
 
 // lookupProp finds property name in a stored JSONB object (props.go) and
-// decodes its value alone; strings point into b.
+// decodes its value alone; strings point into b. It runs for every entity
+// a scan examines, so it reads element headers inline (jbHead for the
+// rare sizes that take extra bytes) and compares a key only when its
+// length is the name's plus the two-byte type suffix.
 func lookupProp(b []byte, name string) (edm.Value, bool, error) {
-	typ, i, end, err := jbElem(b, 0)
-	if err != nil || typ != jbObject || end != len(b) {
+	typ, i, n, ok := jbHead(b, 0)
+	if !ok || typ != jbObject || i+n != len(b) {
 		return edm.Value{}, false, errProps
 	}
-	for i < end {
-		ktyp, ks, ke, err := jbElem(b, i)
-		if err != nil {
-			return edm.Value{}, false, err
+	for i < len(b) {
+		// The key: its header, nearly always one byte.
+		ktyp, ks, kn := b[i]&0x0f, i+1, int(b[i]>>4)
+		if kn >= 12 {
+			if ktyp, ks, kn, ok = jbHead(b, i); !ok {
+				return edm.Value{}, false, errProps
+			}
 		}
-		vtyp, vs, ve, err := jbElem(b, ke)
-		if err != nil {
-			return edm.Value{}, false, err
+		ke := ks + kn
+		if ke >= len(b) {
+			return edm.Value{}, false, errProps
+		}
+		vtyp, vs, vn := b[ke]&0x0f, ke+1, int(b[ke]>>4)
+		if vn >= 12 {
+			if vtyp, vs, vn, ok = jbHead(b, ke); !ok {
+				return edm.Value{}, false, errProps
+			}
+		}
+		ve := vs + vn
+		if ve > len(b) {
+			return edm.Value{}, false, errProps
 		}
 		i = ve
 		key := b[ks:ke]
 		if ktyp != jbTextRaw && ktyp != jbText {
 			// Keys tableemu writes are raw text; one rewritten by SQLite
 			// may be escaped.
-			s, err := jbString(b, ktyp, ks, ke)
+			k, err := jbString(b, ktyp, ks, ke)
 			if err != nil {
 				return edm.Value{}, false, errProps
 			}
-			key = []byte(s)
+			key = []byte(k)
 		}
 		if len(key) != len(name)+2 || key[len(name)] != '$' || string(key[:len(name)]) != name {
 			continue
@@ -257,6 +280,35 @@ func lookupProp(b []byte, name string) (edm.Value, bool, error) {
 		return v, true, nil
 	}
 	return edm.Value{}, false, nil
+}
+
+// jbHead reads the element header at b[i:]: its type and the start and
+// size of its payload, which it does not check against len(b).
+func jbHead(b []byte, i int) (typ byte, start, n int, ok bool) {
+	if i >= len(b) {
+		return 0, 0, 0, false
+	}
+	typ, n, start = b[i]&0x0f, int(b[i]>>4), i+1
+	switch n {
+	case 12:
+		if start+1 > len(b) {
+			return 0, 0, 0, false
+		}
+		n, start = int(b[start]), start+1
+	case 13:
+		if start+2 > len(b) {
+			return 0, 0, 0, false
+		}
+		n, start = int(b[start])<<8|int(b[start+1]), start+2
+	case 14:
+		if start+4 > len(b) {
+			return 0, 0, 0, false
+		}
+		n, start = int(b[start])<<24|int(b[start+1])<<16|int(b[start+2])<<8|int(b[start+3]), start+4
+	case 15:
+		return 0, 0, 0, false // 8-byte sizes: never written
+	}
+	return typ, start, n, true
 }
 
 // filterRefs reports which columns besides props a filter reads. Node

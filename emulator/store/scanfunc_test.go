@@ -155,3 +155,59 @@ func TestMatchMalformedProps(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchSlotsFreedOnClose: a connection's slot returns to the free
+// list when the connection closes (SQLite calls matchDestroy), so stores
+// opened and closed for ever do not run out of slots.
+func TestMatchSlotsFreedOnClose(t *testing.T) {
+	registered := func() int {
+		scanReg.mu.Lock()
+		defer scanReg.mu.Unlock()
+		return len(scanReg.byDB)
+	}
+	before := registered()
+	s, tb := openNine(t)
+	f, _ := odata.ParseFilter("Name eq 'x'")
+	err := s.View(context.Background(), func(tx *Tx) error {
+		_, err := tx.QueryEntities(tb, EntityQuery{Filter: f, Top: 10})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := registered(); got != before+1 {
+		t.Fatalf("%d connections registered after a scan, want %d", got, before+1)
+	}
+	s.Close()
+	if got := registered(); got != before {
+		t.Fatalf("%d connections registered after Close, want %d", got, before)
+	}
+}
+
+// FuzzLookupProp: on any bytes lookupProp returns an error or a value,
+// never panics; where decodeProps reads the bytes, lookupProp finds the
+// same value for each property and nothing for other names.
+func FuzzLookupProp(f *testing.F) {
+	f.Add(encodeProps([]edm.Property{{Name: "A", Value: edm.NewString("x")}, {Name: "Ab", Value: edm.NewInt64(-7)}}), "Ab")
+	f.Add(encodeProps([]edm.Property{{Name: "Pad", Value: edm.NewString(strings.Repeat("p", 300))}, {Name: "T", Value: edm.NewBinary([]byte{1, 2})}}), "T")
+	f.Add([]byte{0x1c, 0x00}, "A")
+	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		v, ok, err := lookupProp(b, name)
+		props, derr := decodeProps(b)
+		if derr != nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("decodeProps reads %x, lookupProp fails: %v", b, err)
+		}
+		want, wantOK := (&edm.Entity{Properties: props}).Get(name)
+		switch name {
+		case "PartitionKey", "RowKey", "Timestamp":
+			return
+		}
+		if ok != wantOK || ok && fingerprint(&edm.Entity{Properties: []edm.Property{{Name: name, Value: v}}}) !=
+			fingerprint(&edm.Entity{Properties: []edm.Property{{Name: name, Value: want}}}) {
+			t.Fatalf("%x %q: lookupProp %v %v, decodeProps %v %v", b, name, v, ok, want, wantOK)
+		}
+	})
+}
