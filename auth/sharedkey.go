@@ -108,7 +108,7 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	if !signs(acct.Keys, candidates, mac) {
 		// The wording the live service puts in AuthenticationErrorDetail for
 		// a Shared Key mismatch.
-		return nil, authFailed("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0])
+		return nil, signatureMismatch(candidates[0], "The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0])
 	}
 	return &Grant{Kind: SharedKeyGrant}, nil
 }

@@ -80,6 +80,13 @@ func TestCanonicalPaths(t *testing.T) {
 	if got := CanonicalPaths("acct", ""); !slices.Equal(got, []string{"/acct/"}) {
 		t.Errorf("empty path: %q", got)
 	}
+	// Python's path-style secondary: the primary's path behind the
+	// "-secondary" segment, signed as the primary's path.
+	got = CanonicalPaths("acct", "/acct-secondary/acct/")
+	want = []string{"/acct/acct-secondary/acct/", "/acct/acct/acct/", "/acct/acct/"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
 	// A name that merely starts like the secondary is not rewritten.
 	if got := CanonicalPaths("acct", "/acct-secondaryx/Tables"); len(got) != 1 {
 		t.Errorf("prefix only: %q", got)

@@ -39,6 +39,8 @@ type insights struct {
 	mu     sync.Mutex
 	now    func() time.Time
 	tables map[string]*tableInsight // account + "/" + lower-case table
+	// timeline keeps the recent seconds (insights_timeline.go).
+	timeline timeline
 }
 
 type tableInsight struct {
@@ -181,10 +183,12 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(account, table)
+	tl := in.timeline.table(account, table)
 	for _, e := range es {
 		if e == nil {
 			continue
 		}
+		tl.write(now, e.PartitionKey)
 		p := t.partitions[e.PartitionKey]
 		if p == nil {
 			p = &partitionStats{PartitionKey: e.PartitionKey}
@@ -279,7 +283,7 @@ func (in *insights) serve(w http.ResponseWriter) {
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Account+"/"+out[i].Table < out[j].Account+"/"+out[j].Table
 	})
-	body, err := json.MarshalIndent(map[string]any{"tables": out}, "", "  ")
+	body, err := json.MarshalIndent(map[string]any{"tables": out, "timeline": in.timeline.report(in.now().Unix())}, "", "  ")
 	in.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -294,7 +298,7 @@ func (in *insights) serve(w http.ResponseWriter) {
 // about the data beyond keys and filters.
 func (s *Server) serveInsights(c *call) {
 	if s.ins == nil {
-		c.writeError(tableemu.Newf(tableemu.ResourceNotFound, "The specified resource does not exist. Start tableemu with --insights to collect design insights."))
+		c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
 		return
 	}
 	if c.r.Method != http.MethodGet {

@@ -39,6 +39,8 @@ type Server struct {
 	thr      *throttle  // nil unless --throttle
 	flt      *faults    // nil unless --faults
 
+	explorer http.Handler // the data explorer at /_tableemu/ (explorer.go)
+
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
 	debug  io.Writer // --debug file, or nil
@@ -81,6 +83,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Throttle {
 		s.thr = newThrottle(s.now)
+		if s.ins != nil {
+			s.thr.refused = s.ins.throttled // the insights timeline
+		}
 	}
 	if cfg.Faults != "" {
 		if s.flt, err = parseFaults(cfg.Faults); err != nil {
@@ -89,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.router = s.routes()
+	s.explorer = newExplorer(cfg)
 	return s, nil
 }
 
@@ -165,6 +171,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveInsights(c)
 		return
 	}
+	if isExplorerPath(r.URL.Path) {
+		s.explorer.ServeHTTP(sw, r)
+		return
+	}
 	if err := s.checkRequest(c); err != nil {
 		c.writeError(err)
 		return
@@ -178,10 +188,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // defaultVersion is echoed when a request carries no x-ms-version.
 const defaultVersion = "2019-02-02"
 
-// maxBody is the largest request body accepted: a 4 MiB $batch plus its
-// multipart framing (docs/protocol.md 0.1, 10). Larger bodies are refused from
-// Content-Length before any is read.
-const maxBody = 4<<20 + 64<<10
+// maxBody is the largest request body accepted, for every operation,
+// $batch included: 4 MiB, framing and all (docs/protocol.md 0.1, 7.2, 10).
+// A larger body is 413 RequestBodyTooLarge: from Content-Length before any
+// of it is read, and for a chunked body as soon as the limit is crossed
+// (http.MaxBytesReader, seen by readBody and readBatchBody).
+const maxBody = 4 << 20
 
 // checkRequest validates what every request shares: the version header,
 // the client request id, the body size, the method override and the path.
@@ -201,10 +213,10 @@ func (s *Server) checkRequest(c *call) error {
 		return err
 	}
 	res, err := s.parseResource(r.Host, r.RequestURI)
+	c.res = res // what was read of it, for the error's hint too (hints.go)
 	if err != nil {
 		return err
 	}
-	c.res = res
 	return nil
 }
 

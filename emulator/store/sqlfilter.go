@@ -84,6 +84,11 @@ func (c *compiler) expr(e odata.Expr) bool {
 		return c.compare(&odata.Compare{Op: odata.Eq, Prop: n.Name, Lit: edm.NewBoolean(true)})
 	case *odata.Compare:
 		return c.compare(n)
+	case *odata.BoolLit:
+		// $filter=false, (true and RowKey eq '1'): a constant, 0 or 1 like
+		// every compiled condition (docs/protocol.md 0.1).
+		c.bool(n.Value)
+		return true
 	}
 	return false
 }

@@ -54,8 +54,11 @@ func randomFilter(r *rand.Rand, depth int) odata.Expr {
 	}
 	props := append(append([]string{}, diffNames...), "PartitionKey", "RowKey", "Timestamp", "Missing")
 	prop := props[r.IntN(len(props))]
-	if r.IntN(12) == 0 {
+	switch r.IntN(12) {
+	case 0:
 		return &odata.BoolProp{Name: prop}
+	case 1:
+		return &odata.BoolLit{Value: r.IntN(2) == 0}
 	}
 	lit := diffValues[r.IntN(len(diffValues))]
 	if prop == "PartitionKey" && r.IntN(2) == 0 {
