@@ -339,6 +339,7 @@ func filterRefs(e odata.Expr) (pk, rk, ts, user bool) {
 			name(n.Prop)
 		case *odata.BoolProp:
 			name(n.Name)
+		case *odata.BoolLit:
 		default:
 			pk, rk, ts, user = true, true, true, true
 		}
