@@ -6,11 +6,13 @@ package emulator
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -34,10 +36,11 @@ type Server struct {
 	accounts map[string]*auth.Account
 	router   *mux.Router
 	now      func() time.Time
-	props    propsCache // service properties per account, read by CORS (service.go)
-	ins      *insights  // nil unless --insights
-	thr      *throttle  // nil unless --throttle
-	flt      *faults    // nil unless --faults
+	props    propsCache  // service properties per account, read by CORS (service.go)
+	ins      *insights   // nil unless --insights
+	thr      *throttle   // nil unless --throttle
+	flt      *faults     // nil unless --faults
+	tls      *tls.Config // nil unless --cert (run.go)
 
 	explorer http.Handler // the data explorer at /_tableemu/ (explorer.go)
 
@@ -47,12 +50,23 @@ type Server struct {
 	closer io.Closer // the debug file
 }
 
-// New opens the store the configuration names and builds the server.
+// New opens the store the configuration names and builds the server. It
+// checks what can be checked before creating anything on disk: a
+// certificate that does not load, or a --debug file in a directory that
+// does not exist, fails here with the data directory untouched.
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Accounts) == 0 {
 		cfg.Accounts = DefaultAccounts()
 	}
-	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}}
+	tlsConfig, err := loadTLS(cfg) // run.go
+	if err != nil {
+		return nil, err
+	}
+	cfg.InMemory = cfg.InMemory || cfg.Location == "" // the zero Config writes nothing (config.go)
+	if abs, err := filepath.Abs(cfg.Location); err == nil && !cfg.InMemory {
+		cfg.Location = abs // so that DatabasePath and errors name the directory in full
+	}
+	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
 	for _, a := range cfg.Accounts {
 		s.accounts[a.Name] = &auth.Account{Name: a.Name, Keys: a.RawKeys}
 	}
@@ -60,24 +74,23 @@ func New(cfg Config) (*Server, error) {
 		s.access = io.Discard
 	}
 	if cfg.Debug != "" {
+		if err := checkDebugPath(cfg.Debug); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(context.Background(), store.Options{Dir: cfg.Location, InMemory: cfg.InMemory, NoAutoIndex: cfg.NoAutoIndex})
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	if cfg.Debug != "" {
 		f, err := os.OpenFile(cfg.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
+			st.Close()
 			return nil, fmt.Errorf("--debug: %w", err)
 		}
 		s.debug, s.closer = f, f
 	}
-	dir := cfg.Location
-	if dir == "" {
-		dir = "."
-	}
-	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory, NoAutoIndex: cfg.NoAutoIndex})
-	if err != nil {
-		if s.closer != nil {
-			s.closer.Close()
-		}
-		return nil, err
-	}
-	s.store = st
 	if cfg.Insights {
 		s.ins = newInsights(s.now)
 	}
@@ -89,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Faults != "" {
 		if s.flt, err = parseFaults(cfg.Faults); err != nil {
-			st.Close()
+			s.Close()
 			return nil, fmt.Errorf("--faults: %w", err)
 		}
 	}
@@ -294,7 +307,7 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 		op = c.op.String()
 	}
 	line := fmt.Sprintf("%s %s %s %d %s %s %s%s\n",
-		start.UTC().Format("2006-01-02T15:04:05.000Z"), c.r.Method, c.r.RequestURI,
+		start.UTC().Format(LogTime), c.r.Method, c.r.RequestURI,
 		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.note))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()

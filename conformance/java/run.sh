@@ -45,13 +45,14 @@ if [ -z "${TABLEEMU_TEST_CONNECTION_STRING:-}" ]; then
   pid=$!
   cs=
   for _ in $(seq 300); do
-    cs=$(sed -n 's/^tableemu: connection string \(\S*\).*/\1/p' "$tmp/out" | head -n1)
+    # Every line is "<time> <message>" (README "Start, log and exit status").
+    cs=$(sed -n 's/^\S* connection string \(\S*\).*/\1/p' "$tmp/out" | head -n1)
     [ -n "$cs" ] && break
     kill -0 "$pid" 2>/dev/null || { echo "tableemu exited before serving:" >&2; cat "$tmp/err" >&2; exit 1; }
     sleep 0.1
   done
   [ -n "$cs" ] || { echo "tableemu did not start in 30s:" >&2; cat "$tmp/err" >&2; exit 1; }
-  echo "== tableemu at $(sed -n 's/^tableemu: endpoint \(\S*\).*/\1/p' "$tmp/out" | head -n1)"
+  echo "== tableemu at $(sed -n 's/^\S* endpoint \(\S*\).*/\1/p' "$tmp/out" | head -n1)"
   export TABLEEMU_TEST_CONNECTION_STRING=$cs TABLEEMU_OWN_SERVER=1
 fi
 

@@ -128,10 +128,11 @@ def start_server(port: int = 0, *args: str) -> Server:
     def read():
         for line in proc.stdout:
             srv.output.append(line.rstrip("\n"))
-            m = re.match(r"^tableemu: endpoint (\S+)", line)
+            # Every line is "<time> <message>" (README "Start, log and exit status").
+            m = re.match(r"^\S+ endpoint (\S+)", line)
             if m and not srv.endpoint:
                 srv.endpoint = m.group(1).rstrip("/")
-            if line.startswith("tableemu: connection string "):
+            if re.match(r"^\S+ connection string ", line):
                 found.set()
 
     threading.Thread(target=read, daemon=True).start()

@@ -225,7 +225,12 @@ func (s *Store) buildIndex(k indexKey, types []edm.Type) {
 	a := &s.autoIdx
 	defer a.wg.Done()
 	built := false
+	table := fmt.Sprintf("#%d", k.tid) // for the log line: the table's name once read
 	err := s.Update(context.Background(), func(tx *Tx) error {
+		var account, name string
+		if tx.queryRow(`SELECT account, name FROM tables WHERE id = ?`, k.tid).Scan(&account, &name) == nil {
+			table = account + "/" + name
+		}
 		var n int
 		err := tx.queryRow(
 			`SELECT count(*) FROM (SELECT 1 FROM entities WHERE tid = ? LIMIT ?)`, k.tid, autoIndexMinRows).Scan(&n)
@@ -242,10 +247,10 @@ func (s *Store) buildIndex(k indexKey, types []edm.Type) {
 	delete(a.building, k)
 	switch {
 	case err != nil:
-		log.Printf("tableemu: indexing property %s of table %d: %v", k.prop, k.tid, err)
+		log.Printf("indexing property %q of table %s: %v", k.prop, table, err)
 	case built:
 		a.have[k] = true
-		log.Printf("tableemu: indexed property %q of table %d: repeated filters on it now read only matching entities", k.prop, k.tid)
+		log.Printf("indexed property %q of table %s: repeated filters on it now read only matching entities", k.prop, table)
 	default:
 		a.scans[k] = 0 // a small table; count again from zero
 	}

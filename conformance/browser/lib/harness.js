@@ -36,8 +36,8 @@ async function startServer({ host = '127.0.0.1', args = [], env = {} } = {}) {
     const f = {};
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
       let m;
-      if ((m = /^tableemu: endpoint (\S+)/.exec(line)) && !f.endpoint) f.endpoint = m[1];
-      if ((m = /^tableemu: connection string (\S+)/.exec(line)) && !f.cs) {
+      if ((m = /^\S+ endpoint (\S+)/.exec(line)) && !f.endpoint) f.endpoint = m[1];
+      if ((m = /^\S+ connection string (\S+)/.exec(line)) && !f.cs) {
         f.cs = m[1];
         clearTimeout(timer);
         resolve(f);

@@ -102,7 +102,7 @@ def test_use_development_storage_on_10002(server):
     try:
         srv = start_server(10002)
     except RuntimeError as e:
-        if "address already in use" in str(e):
+        if "port 10002 on 127.0.0.1 is in use" in str(e):
             pytest.skip("UseDevelopmentStorage=true: port 10002 was taken meanwhile, so the test did not run")
         raise
     try:

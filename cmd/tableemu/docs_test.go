@@ -1,0 +1,178 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tableemu/tableemu/emulator"
+)
+
+// The documents say what the binary does; these tests hold them to it.
+
+// fencedBlock returns the lines of the first ``` block of file that
+// contains marker.
+func fencedBlock(t *testing.T, file, marker string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(b), "```")
+	for i := 1; i < len(parts); i += 2 {
+		if strings.Contains(parts[i], marker) {
+			body := strings.TrimPrefix(parts[i], "\n") // after the opening fence's (empty) info string
+			return strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+		}
+	}
+	t.Fatalf("%s: no code block with %q", file, marker)
+	return nil
+}
+
+// startLines runs the binary with args in cwd until its readiness line and
+// returns its output lines, with the port it got replaced by 10002 and
+// dir by asDir; it then stops the server.
+func startLines(t *testing.T, cwd, dir, asDir string, args ...string) []string {
+	t.Helper()
+	p := startProc(t, cwd, args...)
+	port, _ := p.ready()
+	lines := p.lines()
+	p.signal(syscall.SIGTERM)
+	p.exit(15 * time.Second)
+	for i, l := range lines {
+		l = strings.ReplaceAll(l, ":"+port, ":10002")
+		lines[i] = strings.ReplaceAll(l, dir, asDir)
+	}
+	return lines
+}
+
+// sameOutput compares real output lines with a document's sample: the
+// same lines, byte for byte, after the time at the start of each.
+func sameOutput(t *testing.T, doc string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s shows %d lines, the binary printed %d:\n%s", doc, len(want), len(got), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !logLine.MatchString(want[i]) {
+			t.Errorf("%s line %d is not in the log format: %q", doc, i+1, want[i])
+			continue
+		}
+		if got[i][24:] != want[i][24:] {
+			t.Errorf("%s line %d:\n doc    %q\n binary %q", doc, i+1, want[i][24:], got[i][24:])
+		}
+	}
+}
+
+// TestReadmeStartOutput: README.md's sample is what `go run ./cmd/tableemu`
+// prints in a clone at /home/you/tableemu, but for the times.
+func TestReadmeStartOutput(t *testing.T) {
+	want := fencedBlock(t, "../../README.md", "successfully listening")
+	dir := t.TempDir()
+	got := startLines(t, dir, dir, "/home/you/tableemu", "--tablePort", "0")
+	sameOutput(t, "README.md", got, want)
+}
+
+// TestDockerReadmeStartOutput: docker/README.md's sample is what the image's
+// entrypoint prints: data in /data, listening on 0.0.0.0 (the test listens
+// on 127.0.0.1 and says 0.0.0.0 where the server would).
+func TestDockerReadmeStartOutput(t *testing.T) {
+	want := fencedBlock(t, "../../docker/README.md", "successfully listening")
+	dir := t.TempDir()
+	got := startLines(t, "", dir, "/data", "--tableHost", "127.0.0.1", "--tablePort", "0", "--location", dir)
+	last := len(got) - 1
+	got[last] = strings.Replace(got[last], "listening at http://127.0.0.1:10002 ", "listening at http://0.0.0.0:10002 ", 1)
+	sameOutput(t, "docker/README.md", got, want)
+}
+
+// TestMigratingFlags: docker/MIGRATING.md's flag table lists every flag of
+// Azurite 3.37, and what it says of each — honoured, accepted, ignored
+// with a warning, refused — is what the command line does.
+func TestMigratingFlags(t *testing.T) {
+	b, err := os.ReadFile("../../docker/MIGRATING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `--(\\w+)`(?:, `-\\w`)? \\| (honoured|accepted|ignored with a warning|refused)")
+	said := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
+		said[m[1]] = m[2]
+	}
+	dir := t.TempDir()
+	cert := filepath.Join(dir, "c.pem")
+	// What each flag is given: a value it takes, and what it needs beside.
+	args := map[string][]string{
+		"tableHost": {"--tableHost", "0.0.0.0"}, "tablePort": {"--tablePort", "10012"},
+		"tableKeepAliveTimeout": {"--tableKeepAliveTimeout", "5"}, "location": {"--location", dir},
+		"inMemoryPersistence": {"--inMemoryPersistence"}, "loose": {"--loose"},
+		"skipApiVersionCheck": {"--skipApiVersionCheck"}, "disableProductStyleUrl": {"--disableProductStyleUrl"},
+		"cert": {"--cert", cert, "--key", cert}, "key": {"--key", cert, "--cert", cert},
+		"oauth": {"--oauth", "basic", "--cert", cert, "--key", cert}, "debug": {"--debug", filepath.Join(dir, "d.log")},
+		"silent": {"--silent"}, "disableTelemetry": {"--disableTelemetry"},
+		"pwd":      {"--pwd", "secret", "--cert", filepath.Join(dir, "c.pfx")},
+		"blobHost": {"--blobHost", "0.0.0.0"}, "blobPort": {"--blobPort", "10000"}, "blobKeepAliveTimeout": {"--blobKeepAliveTimeout", "5"},
+		"queueHost": {"--queueHost", "0.0.0.0"}, "queuePort": {"--queuePort", "10001"}, "queueKeepAliveTimeout": {"--queueKeepAliveTimeout", "5"},
+		"extentMemoryLimit": {"--extentMemoryLimit", "50"},
+	}
+	for _, f := range azuriteFlags {
+		what, ok := said[f]
+		if !ok {
+			t.Errorf("MIGRATING.md does not say what --%s does", f)
+			continue
+		}
+		a, ok := args[f]
+		if !ok {
+			t.Fatalf("no arguments for --%s in this test", f)
+		}
+		cfg, err := emulator.LoadConfig(a, func(string) string { return "" }, nil)
+		switch what {
+		case "honoured", "accepted":
+			if err != nil || len(cfg.Warnings) != 0 {
+				t.Errorf("--%s is %s per MIGRATING.md; the binary: %v %q", f, what, err, cfg.Warnings)
+			}
+		case "ignored with a warning":
+			if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "--"+f) {
+				t.Errorf("--%s is ignored with a warning per MIGRATING.md; the binary: %v %q", f, err, cfg.Warnings)
+			}
+		case "refused":
+			if err == nil || errors.Is(err, flag.ErrHelp) {
+				t.Errorf("--%s is refused per MIGRATING.md; the binary accepts it", f)
+			}
+		}
+	}
+	for f := range said {
+		if !strings.Contains(strings.Join(azuriteFlags, " ")+" ", f+" ") {
+			t.Errorf("MIGRATING.md lists --%s, which Azurite 3.37 does not have", f)
+		}
+	}
+	// The two corners the table's words add.
+	if _, err := emulator.LoadConfig([]string{"--oauth", "full", "--cert", cert, "--key", cert}, func(string) string { return "" }, nil); err == nil {
+		t.Error("--oauth full is refused per MIGRATING.md; the binary accepts it")
+	}
+	cfg, err := emulator.LoadConfig([]string{"--inMemoryPersistence", "--location", dir}, func(string) string { return "" }, nil)
+	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "--location is ignored") {
+		t.Errorf("--inMemoryPersistence with --location: %v %q; MIGRATING.md says --location is ignored with a warning", err, cfg.Warnings)
+	}
+}
+
+// TestReadmeListsFlags: README.md's command line section names every flag
+// --help lists.
+func TestReadmeListsFlags(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	_, help, _ := runProc(t, "", "--help")
+	for _, m := range regexp.MustCompile(`(?m)^  --(\w+)`).FindAllStringSubmatch(help, -1) {
+		if !strings.Contains(readme, "`--"+m[1]) {
+			t.Errorf("README.md does not mention --%s", m[1])
+		}
+	}
+}
