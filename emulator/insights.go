@@ -17,12 +17,19 @@ import (
 
 // Design insight (--insights): what the service would make of the
 // application's table design. Every entity query is classified in the
-// design guide's terms (store.Shape) with the entities it examined and
-// returned, sent back in x-tableemu-* response headers and written to the
-// access log; and GET /_tableemu/insights summarises, per table, the query
-// shapes seen, the table scans and their filters, the partitions written
-// hottest, entities near the size and property limits, and batches the
-// service refuses because their keys span partitions.
+// design guide's terms (store.Shape) with the entities the service would
+// examine and those returned, sent back in x-tableemu-* response headers
+// and written to the access log; and GET /_tableemu/insights summarises,
+// per table, the query shapes seen, the table scans and their filters, the
+// partitions written hottest, entities near the size and property limits,
+// and batches the service refuses because their keys span partitions.
+//
+// The figures are the service's, not tableemu's: once an automatic index
+// (store/autoindex.go) serves a filter, the shape and the entities scanned
+// stay what a scan without it examines (store/servicecount.go). What
+// tableemu itself read is reported apart: x-tableemu-index names the
+// index and x-tableemu-entities-read counts the entities read, and the
+// totals carry entitiesRead and indexedQueries.
 //
 // Off by default: without --insights the server keeps no statistics and
 // the request path pays one nil check.
@@ -49,15 +56,22 @@ type tableInsight struct {
 	CrossPartitionExample []string `json:"crossPartitionExample,omitempty"`
 }
 
+// queryStats sums pages of queries. Scanned is the service's count;
+// Read and Indexed are tableemu's own work: the entities it read, and the
+// pages an automatic index served.
 type queryStats struct {
 	Queries  int64 `json:"queries"`
 	Scanned  int64 `json:"entitiesScanned"`
 	Returned int64 `json:"entitiesReturned"`
+	Read     int64 `json:"entitiesRead"`
+	Indexed  int64 `json:"indexedQueries"`
 }
 
 type scanStats struct {
 	Filter string      `json:"filter"`
 	Shape  store.Shape `json:"shape"`
+	// Index is the automatic index that last served the filter, if any.
+	Index string `json:"index,omitempty"`
 	queryStats
 }
 
@@ -109,14 +123,21 @@ func (in *insights) table(account, table string) *tableInsight {
 // query records one page of a query and reports it on the response and in
 // the access log.
 func (in *insights) query(c *call, table, filter string, res store.ScanResult, returned int) {
+	// Without an automatic index tableemu reads what the service would.
+	read := res.Scanned
+	if res.Index != "" {
+		read = res.Read
+	}
 	h := c.w.Header()
 	h.Set("x-tableemu-query-shape", string(res.Shape))
 	h.Set("x-tableemu-entities-scanned", strconv.Itoa(res.Scanned))
 	h.Set("x-tableemu-entities-returned", strconv.Itoa(returned))
+	h.Set("x-tableemu-entities-read", strconv.Itoa(read))
+	c.note = "shape=" + string(res.Shape) + " scanned=" + strconv.Itoa(res.Scanned) + " returned=" + strconv.Itoa(returned)
 	if res.Index != "" {
 		h.Set("x-tableemu-index", res.Index)
+		c.note += " index=" + res.Index + " read=" + strconv.Itoa(read)
 	}
-	c.note = "shape=" + string(res.Shape) + " scanned=" + strconv.Itoa(res.Scanned) + " returned=" + strconv.Itoa(returned)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(c.res.account, table)
@@ -125,7 +146,7 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 		qs = &queryStats{}
 		t.Shapes[res.Shape] = qs
 	}
-	qs.add(res.Scanned, returned)
+	qs.add(res.Scanned, returned, read, res.Index)
 	if res.Shape == store.TableScan || res.Shape == store.PartitionRangeScan {
 		ss := t.scans[filter]
 		if ss == nil {
@@ -135,14 +156,23 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 			ss = &scanStats{Filter: filter, Shape: res.Shape}
 			t.scans[filter] = ss
 		}
-		ss.add(res.Scanned, returned)
+		ss.add(res.Scanned, returned, read, res.Index)
+		if res.Index != "" {
+			ss.Index = res.Index
+		}
 	}
 }
 
-func (q *queryStats) add(scanned, returned int) {
+func (q *queryStats) add(scanned, returned, read int, index string) {
 	q.Queries++
 	if scanned > 0 {
 		q.Scanned += int64(scanned)
+	}
+	if read > 0 {
+		q.Read += int64(read)
+	}
+	if index != "" {
+		q.Indexed++
 	}
 	q.Returned += int64(returned)
 }
