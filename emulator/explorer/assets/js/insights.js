@@ -3,8 +3,8 @@
 // the table scans and their filters, the hottest partitions over time
 // against the per-partition target, throttled requests, and entities near
 // the service's limits. It reads GET /_tableemu/insights, the server's
-// report, and shows only the tables of the account the page has
-// credentials for.
+// report, signed with the account key like every request of the page: the
+// server answers with that account's tables only.
 
 import { h, clear, fmt } from './ui.js';
 import { SHAPES } from './grid.js';
@@ -63,13 +63,16 @@ async function refresh() {
   if (!body) return;
   let report;
   try {
-    const res = await fetch('insights', { cache: 'no-store', credentials: 'omit' });
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    report = await res.json();
+    report = await app.client.insights();
   } catch (e) {
-    clear(body, h('p', { class: 'error', text: `Could not read the insights report: ${e.message}` }));
+    clear(body, e.code === 'NeedsAccountKey'
+      ? h('p', { class: 'empty', id: 'insights-needs-key' }, 'The insights report is read with the account key, and this connection has a SAS. ',
+          h('button', { type: 'button', class: 'link', text: 'Connect with the account\'s connection string', onclick: () => document.getElementById('add-account').click() }), ' to see it.')
+      : h('p', { class: 'error', id: 'insights-error', text: `Could not read the insights report: ${e.code ? e.code + ': ' : ''}${e.message}` }));
     return;
   }
+  // The server sends only the signing account's tables; the filter below
+  // keeps the view right whatever it sends.
   const acct = app.client.account;
   const tables = new Map();
   const get = (name) => {
