@@ -248,3 +248,33 @@ func TestAuthenticateDispatch(t *testing.T) {
 	both.Header = lite.Header
 	wantErr(t, sidecar(Authenticate(both, dev, VerifyOptions{})), tableemu.InvalidAuthenticationInfo)
 }
+
+// TestSharedKeyAccount: the account a header claims, read as
+// VerifySharedKey reads it (the secondary name is the primary account),
+// and the same refusals for a header that names none.
+func TestSharedKeyAccount(t *testing.T) {
+	for h, want := range map[string]string{
+		"SharedKey acme:c2ln":                    "acme",
+		"sharedkeylite acme:c2ln":                "acme",
+		"SharedKey acme::c2ln":                   "acme",
+		"SharedKey devstoreaccount1-secondary:x": "devstoreaccount1",
+	} {
+		got, err := SharedKeyAccount(http.Header{"Authorization": {h}})
+		if err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", h, got, err, want)
+		}
+	}
+	for h, code := range map[string]tableemu.Code{
+		"":                   tableemu.NoAuthenticationInformation,
+		"SharedKey acme":     tableemu.InvalidAuthenticationInfo,
+		"Basic dXNlcjpwYXNz": tableemu.InvalidAuthenticationInfo,
+		"Bearer eyJ0eXAi":    tableemu.AuthenticationFailed,
+	} {
+		hd := http.Header{}
+		if h != "" {
+			hd.Set("Authorization", h)
+		}
+		_, err := SharedKeyAccount(hd)
+		wantErr(t, err, code)
+	}
+}

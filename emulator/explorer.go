@@ -18,11 +18,11 @@ func isExplorerPath(p string) bool {
 }
 
 func newExplorer(cfg Config) http.Handler {
-	dev := ""
-	for _, a := range cfg.Accounts {
-		if a.Name == DevAccount && len(a.Keys) > 0 && a.Keys[0] == DevKey {
-			dev = a.Name
-		}
-	}
-	return explorer.New(explorer.Options{DevAccount: dev, Insights: cfg.Insights})
+	return explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights})
+}
+
+// ExplorerURL is the data explorer's address on a server listening at
+// addr: http://127.0.0.1:10002/_tableemu/ (printed at start-up).
+func ExplorerURL(scheme, addr string) string {
+	return scheme + "://" + addr + explorer.Prefix
 }

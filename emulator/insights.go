@@ -248,8 +248,8 @@ func (in *insights) crossPartitionBatch(account, table string, pks []string) {
 	}
 }
 
-// serve answers GET /_tableemu/insights.
-func (in *insights) serve(w http.ResponseWriter) {
+// serve answers GET /_tableemu/insights with account's tables.
+func (in *insights) serve(w http.ResponseWriter, account string) {
 	type tableOut struct {
 		*tableInsight
 		TableScans        []*scanStats      `json:"tableScans"`
@@ -258,6 +258,9 @@ func (in *insights) serve(w http.ResponseWriter) {
 	in.mu.Lock()
 	var out []tableOut
 	for _, t := range in.tables {
+		if t.Account != account {
+			continue
+		}
 		o := tableOut{tableInsight: t}
 		for _, s := range t.scans {
 			c := *s
@@ -283,7 +286,7 @@ func (in *insights) serve(w http.ResponseWriter) {
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Account+"/"+out[i].Table < out[j].Account+"/"+out[j].Table
 	})
-	body, err := json.MarshalIndent(map[string]any{"tables": out, "timeline": in.timeline.report(in.now().Unix())}, "", "  ")
+	body, err := json.MarshalIndent(map[string]any{"tables": out, "timeline": in.timeline.report(in.now().Unix(), account)}, "", "  ")
 	in.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -293,9 +296,8 @@ func (in *insights) serve(w http.ResponseWriter) {
 	w.Write(body)
 }
 
-// serveInsights answers GET /_tableemu/insights. It needs no credentials:
-// it is a development aid, switched on with --insights, and says nothing
-// about the data beyond keys and filters.
+// serveInsights answers GET /_tableemu/insights: one account's report,
+// for the reader insights_access.go admits.
 func (s *Server) serveInsights(c *call) {
 	if s.ins == nil {
 		c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
@@ -305,7 +307,12 @@ func (s *Server) serveInsights(c *call) {
 		c.writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
 		return
 	}
-	s.ins.serve(c.w)
+	account, err := s.insightsReader(c) // insights_access.go
+	if err != nil {
+		c.writeError(err)
+		return
+	}
+	s.ins.serve(c.w, account)
 }
 
 // noteWrites records entities written, for insights; stubs stand for

@@ -121,11 +121,14 @@ type partitionSeries struct {
 	PerSecond    []int32 `json:"perSecond"`
 }
 
-// report returns the last timelineSeconds seconds up to now, oldest first;
-// per table the partitions with the highest peaks.
-func (tl *timeline) report(now int64) timelineReport {
+// report returns account's last timelineSeconds seconds up to now, oldest
+// first; per table the partitions with the highest peaks.
+func (tl *timeline) report(now int64, account string) timelineReport {
 	out := timelineReport{Now: now, Seconds: timelineSeconds, PartitionTarget: partitionTarget, Tables: []tableTimelineReport{}}
 	for _, t := range tl.tables {
+		if t.account != account {
+			continue
+		}
 		r := tableTimelineReport{Account: t.account, Table: t.table, Total: t.throttled,
 			Throttled: make([]int32, timelineSeconds), Recent: append([]throttledRequest{}, t.recent...)}
 		series := map[string][]int32{}

@@ -39,7 +39,7 @@ func TestTimeline(t *testing.T) {
 		t.Fatalf("second batch: %v, want ServerBusy", err)
 	}
 
-	r := in.timeline.report(clk.now().Unix())
+	r := in.timeline.report(clk.now().Unix(), "acct")
 	if len(r.Tables) != 1 || r.Tables[0].Table != "Orders" || r.PartitionTarget != 2000 {
 		t.Fatalf("report %+v", r)
 	}
@@ -60,8 +60,12 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("throttled: total %d, last second %d, recent %+v; want one refusal of hot", tt.Total, tt.Throttled[last], tt.Recent)
 	}
 
+	if r := in.timeline.report(clk.now().Unix(), "other"); len(r.Tables) != 0 {
+		t.Errorf("another account's report: %+v, want no tables", r.Tables)
+	}
+
 	clk.t = clk.t.Add(timelineSeconds * time.Second)
-	r = in.timeline.report(clk.now().Unix())
+	r = in.timeline.report(clk.now().Unix(), "acct")
 	if len(r.Tables[0].Partitions) != 0 || r.Tables[0].Throttled[last] != 0 {
 		t.Errorf("after the window: %+v, want no series", r.Tables[0].Partitions)
 	}

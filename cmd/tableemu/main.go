@@ -104,6 +104,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out.Printf("endpoint %s", ep)
 		out.Printf("connection string %s", emulator.ConnectionString(a, ep))
 	}
+	// The explorer is served on the same port (emulator/explorer); it
+	// opens the development account by itself only over loopback.
+	out.Printf("data explorer %s", emulator.ExplorerURL(cfg.Scheme(), addr))
 	// Azurite's readiness line, word for word, for tools that wait for it
 	// in the log (docker/MIGRATING.md); the suffix says who printed it.
 	// The listener is open: a client that connects now is served.

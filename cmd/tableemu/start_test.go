@@ -34,6 +34,7 @@ func TestStartAndStopLines(t *testing.T) {
 		"tableemu serves Azure Table storage from " + filepath.Join(dir, "tableemu.sqlite") + " (with its -wal and -shm files)",
 		"endpoint http://127.0.0.1:",
 		"connection string DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;",
+		"data explorer http://127.0.0.1:",
 		"Azurite Table service is successfully listening at http://127.0.0.1:",
 	}
 	if len(start) != len(want) {

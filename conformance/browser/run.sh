@@ -9,6 +9,9 @@
 #
 #   TABLEEMU_BIN=path     the tableemu binary to test
 #   TABLEEMU_SHOTS=dir    where the screenshots go (printed at the end)
+#   TABLEEMU_UPDATE_DOCS=1  copy the README's two screenshots into docs/
+#                         after a passing run (04-query.png → explorer.png,
+#                         09-insights.png → explorer-insights.png)
 #
 # Exits non-zero when an install fails or any test fails.
 set -euo pipefail
@@ -51,3 +54,8 @@ skip=$(awk '/^# skipped /{n=$3} END{print n+0}' "$tmp/browser.tap")
 echo "screenshots: $TABLEEMU_SHOTS ($(ls "$TABLEEMU_SHOTS" | wc -l) files)"
 echo "explorer-browser: $pass passed, $fail failed, $skip skipped"
 if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ] || [ "$pass" -eq 0 ]; then exit 1; fi
+if [ "${TABLEEMU_UPDATE_DOCS:-}" = 1 ]; then
+  cp "$TABLEEMU_SHOTS/04-query.png" "$root/docs/explorer.png"
+  cp "$TABLEEMU_SHOTS/09-insights.png" "$root/docs/explorer-insights.png"
+  echo "docs/explorer.png and docs/explorer-insights.png updated"
+fi

@@ -6,6 +6,8 @@
 // is pasted; a wrong key gets the server's refusal and still nothing.
 // With the right connection string it works, also where the page is not a
 // secure context (no WebCrypto): the signature is computed in plain JS.
+// The insights report (--insights) follows the same rule: unsigned it is
+// refused, and signed it holds the connected account's tables only.
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -20,6 +22,7 @@ after(async () => {
 });
 
 const OTHER_KEY = Buffer.from('a key that is not the public development key').toString('base64');
+const RIVAL_KEY = Buffer.from('the key of a second account on the same server').toString('base64');
 
 // shows nothing until connected, then connects with cs; apiPrefix is the
 // path the Table API requests of the account start with.
@@ -38,6 +41,16 @@ async function nothingWithoutCredentials(t, origin, account, cs, { wrongCS, shot
   assert.equal(await page.locator('#table-list button').count(), 0);
   assert.equal(await page.locator('#grid').count(), 0);
   assert.deepEqual(apiRequests, [], 'no request reached the Table API before a credential was given');
+  assert.equal(await page.locator('#nav-insights').isVisible(), false, 'no Insights view before a credential was given');
+  // Nor does the insights report answer the page unsigned.
+  const unsigned = await page.evaluate(async () => {
+    const r = await fetch('/_tableemu/insights', { cache: 'no-store' });
+    return { status: r.status, code: r.headers.get('x-ms-error-code'), body: await r.text() };
+  });
+  assert.equal(unsigned.status, 401, `unsigned insights: ${unsigned.status} ${unsigned.body}`);
+  assert.equal(unsigned.code, 'NoAuthenticationInformation');
+  assert.match(unsigned.body, /tableemu: .*Shared Key/);
+  assert.ok(!unsigned.body.includes('secret'), 'the refusal names no table');
   if (shotName) await shot(page, shotName);
 
   // A wrong credential: the server's refusal, and still no data.
@@ -59,6 +72,17 @@ async function nothingWithoutCredentials(t, origin, account, cs, { wrongCS, shot
   const kept = await page.evaluate(() => sessionStorage.getItem('tableemu.explorer.connections'));
   assert.ok(kept.includes(account), 'the connection string is kept in sessionStorage');
   assert.equal(await page.evaluate(() => localStorage.length), 0, 'and nowhere else');
+
+  // Signed, the insights report holds this account's tables, and only
+  // them: the server filters (the raw report), and the view shows them.
+  const report = await page.evaluate(() => window.tableemuExplorer.client.insights());
+  const named = [...report.tables, ...report.timeline.tables].map((t) => `${t.account}/${t.table}`);
+  assert.ok(named.length > 0 && named.every((n) => n === `${account}/secret`), `the signed report names ${named}`);
+  await page.click('#nav-insights');
+  await page.waitForSelector('article.card[data-table="secret"]');
+  assert.deepEqual(await page.locator('article.card').evaluateAll((els) => els.map((e) => e.dataset.table)), ['secret']);
+  if (shotName) await shot(page, '12-insights-signed.png');
+  await page.click('#nav-data');
   const secure = await page.evaluate(() => window.isSecureContext);
   await page.close();
   return secure;
@@ -70,7 +94,7 @@ test('a listener that is not loopback shows no entity without credentials', asyn
     t.skip('this machine has no non-loopback IPv4 address');
     return;
   }
-  const srv = await startServer({ host: ip });
+  const srv = await startServer({ host: ip, args: ['--insights'] });
   try {
     await gocheck(srv.connectionString, ['seed', 'secret', '5', '1']);
     const secure = await nothingWithoutCredentials(t, srv.origin, srv.account, srv.connectionString, {
@@ -84,10 +108,13 @@ test('a listener that is not loopback shows no entity without credentials', asyn
 });
 
 test('a server without the development account shows no entity without credentials, on loopback too', async (t) => {
-  const srv = await startServer({ env: { AZURITE_ACCOUNTS: `acme:${OTHER_KEY}` } });
+  const srv = await startServer({ args: ['--insights'], env: { AZURITE_ACCOUNTS: `acme:${OTHER_KEY};rival:${RIVAL_KEY}` } });
   try {
     assert.equal(srv.account, 'acme');
     await gocheck(srv.connectionString, ['seed', 'secret', '5', '1']);
+    // Another account's table, which acme's insights must not show.
+    const rival = srv.connectionString.replace('AccountName=acme', 'AccountName=rival').replace(/AccountKey=[^;]+/, `AccountKey=${RIVAL_KEY}`).replace('/acme;', '/rival;');
+    await gocheck(rival, ['seed', 'rivaltable', '3', '1']);
     await nothingWithoutCredentials(t, srv.origin, 'acme', srv.connectionString, { wrongCS: 'UseDevelopmentStorage=true' });
   } finally {
     await srv.stop();
@@ -95,7 +122,7 @@ test('a server without the development account shows no entity without credentia
 });
 
 test('a pasted table SAS reaches its table and nothing else', async () => {
-  const srv = await startServer({ env: { AZURITE_ACCOUNTS: `acme:${OTHER_KEY}` } });
+  const srv = await startServer({ args: ['--insights'], env: { AZURITE_ACCOUNTS: `acme:${OTHER_KEY}` } });
   try {
     await gocheck(srv.connectionString, ['seed', 'secret', '5', '1']);
     await gocheck(srv.connectionString, ['seed', 'other', '3', '1']);
@@ -112,6 +139,10 @@ test('a pasted table SAS reaches its table and nothing else', async () => {
     await page.waitForSelector('#query-error:not([hidden])');
     assert.match(await page.locator('#query-error').textContent(), /AuthorizationFailure|AuthenticationFailed/);
     assert.equal(await page.locator('#grid').count(), 0);
+    // The insights report is read with the account key, not a SAS.
+    await page.click('#nav-insights');
+    await page.waitForSelector('#insights-needs-key');
+    assert.equal(await page.locator('article.card').count(), 0);
     await page.close();
   } finally {
     await srv.stop();

@@ -146,7 +146,25 @@ test('queries with a filter, shows its shape and counts, pages with continuation
   assert.equal(await text('#query-returned'), '25');
   assert.ok(+(await text('#query-scanned')).replace(/,/g, '') >= 25);
   const firstPage = await rows().locator('td.key button').allTextContents();
+  // The grid is wider than 1280 px: that is shown (a shadow, a button that
+  // counts the columns out of sight) and the button scrolls to them.
+  await page.waitForSelector('#grid-frame.more-right');
+  assert.match(await text('#grid-scroll'), /^\d+ more columns? →$/);
   await shot(page, '04-query.png');
+  await page.click('#grid-scroll');
+  await page.waitForFunction(() => document.getElementById('grid-wrap').scrollLeft > 0 && document.getElementById('grid-frame').classList.contains('more-left'));
+  await page.evaluate(() => document.getElementById('grid-wrap').scrollTo({ left: 1e6 }));
+  await page.waitForFunction(() => !document.getElementById('grid-frame').classList.contains('more-right'));
+  assert.equal(await text('#grid-scroll'), '← First columns');
+  const lastHeader = await page.evaluate(() => {
+    const wrap = document.getElementById('grid-wrap').getBoundingClientRect();
+    const th = [...document.querySelectorAll('#grid thead th')].pop().getBoundingClientRect();
+    return { wrapRight: wrap.right, thRight: th.right };
+  });
+  assert.ok(lastHeader.thRight <= lastHeader.wrapRight + 1, `the last column is reachable: ${JSON.stringify(lastHeader)}`);
+  await shot(page, '04b-query-scrolled.png');
+  await page.click('#grid-scroll');
+  await page.waitForFunction(() => document.getElementById('grid-wrap').scrollLeft === 0);
   await page.click('#load-more');
   await page.waitForFunction(() => document.querySelectorAll('#grid tbody tr').length === 50);
   const keys = await rows().locator('td.key button').allTextContents();
@@ -173,6 +191,8 @@ test('queries with a filter, shows its shape and counts, pages with continuation
   assert.match(err, /position \d+/);
   assert.equal(await page.locator('#query-error mark').count(), 1);
   assert.equal(await page.getAttribute('#q-filter', 'aria-invalid'), 'true');
+  assert.match(await text('.grid-wrap .empty'), /refused the query/);
+  assert.equal(await text('#columns-summary'), 'Columns (0 of 0)');
   await shot(page, '05-filter-error.png');
 });
 
@@ -356,6 +376,15 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   // Query shapes and the table scans with their filters.
   assert.equal(await card.locator('table.shapes tr[data-shape="table-scan"]').count(), 1);
   assert.ok((await card.locator('table.scans').textContent()).includes("Name eq 'item 7'"));
+  assert.equal(await card.locator('table.scans tr[data-shape="partition-range-scan"]').count(), 1, 'partition range scans are listed with the table scans');
+  assert.match(await card.locator('h3[id$="-scans"]').textContent(), /^Scans across partitions/);
+  // The target's label is drawn over the series, inside the chart.
+  const label = await card.evaluate((c) => {
+    const svg = c.querySelector('svg.chart');
+    const t = svg.querySelector('text.target-label').getBBox();
+    return { right: t.x + t.width, width: svg.viewBox.baseVal.width, last: svg.lastElementChild === svg.querySelector('text.target-label') || [...svg.children].indexOf(svg.querySelector('text.target-label')) > [...svg.children].indexOf(svg.querySelector('polyline')) };
+  });
+  assert.ok(label.right < label.width - 8 && label.last, `target label inside the chart and over the series: ${JSON.stringify(label)}`);
   assert.match(await card.locator('details.near').textContent(), /big \/ 1 .*near the property Text size limit/);
   await shot(page, '09-insights.png');
   await page.click('#nav-data');
@@ -385,6 +414,14 @@ test('is keyboard-usable and readable on a narrow window', async () => {
   await page.waitForTimeout(100);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no sideways scrolling of the page');
   await shot(page, '10-narrow.png', { fullPage: true });
+  await page.click('#nav-insights');
+  await page.locator('article.card[data-table="orders"] svg.chart').waitFor();
+  await page.uncheck('#insights-auto'); // a still picture
+  await shot(page, '10b-narrow-insights.png', { fullPage: true });
+  const wide = await page.evaluate(() => [...document.querySelectorAll('#insights-view *')].filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1).map((el) => el.tagName + '.' + el.className).slice(0, 5));
+  assert.deepEqual(wide, [], 'insights: nothing wider than the window');
+  await page.check('#insights-auto');
+  await page.click('#nav-data');
   await page.setViewportSize({ width: 1280, height: 800 });
   assert.deepEqual(ui.problems, [], 'no page errors and no Content-Security-Policy refusals');
 });

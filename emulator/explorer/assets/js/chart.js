@@ -7,10 +7,8 @@ import { s, fmt } from './ui.js';
 
 export const COLORS = ['#0072b2', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#332288', '#888888'];
 
-const W = 760;
 const H = 300;
 const X0 = 58;
-const X1 = W - 14;
 const Y0 = 14;
 const Y1 = 206;
 const S0 = 220; // throttled strip
@@ -25,7 +23,12 @@ function niceStep(max) {
 
 // partitionChart draws series [{label, values}] (one value per second,
 // oldest first, the last one being now) over the last window seconds.
-export function partitionChart({ series, throttled, target, window, title }) {
+// width is the width the chart will be shown at, in CSS pixels: the
+// drawing is made that wide so that its text keeps its size (an SVG
+// scaled down to a narrow window shrinks its labels with it).
+export function partitionChart({ series, throttled, target, window, title, width = 760 }) {
+  const W = Math.max(320, Math.round(width));
+  const X1 = W - 14;
   const cut = (v) => v.slice(-window);
   const lines = series.map((x) => ({ ...x, values: cut(x.values) }));
   const thr = cut(throttled || []);
@@ -58,11 +61,8 @@ export function partitionChart({ series, throttled, target, window, title }) {
     );
   }
   svg.append(s('line', { x1: X0, x2: X1, y1: Y1, y2: Y1, class: 'axis' }));
-  // The target.
-  svg.append(
-    s('line', { x1: X0, x2: X1, y1: y(target), y2: y(target), class: 'target', data: { target: String(target) } }),
-    s('text', { x: X1 - 4, y: y(target) - 6, class: 'target-label', 'text-anchor': 'end', text: `target ${fmt(target)}/s per partition` }),
-  );
+  // The target line; its label is drawn last (below).
+  svg.append(s('line', { x1: X0, x2: X1, y1: y(target), y2: y(target), class: 'target', data: { target: String(target) } }));
   // The series, the hottest drawn last (on top).
   lines.slice().reverse().forEach((l) => {
     const i = lines.indexOf(l);
@@ -70,6 +70,11 @@ export function partitionChart({ series, throttled, target, window, title }) {
     svg.append(s('polyline', { points: pts, class: 'series', stroke: l.color || COLORS[i % COLORS.length], data: { partition: l.label } },
       s('title', { text: `${l.label}: peak ${fmt(Math.max(...l.values))}/s` })));
   });
+  // The target's label at the left end of its line, where the oldest
+  // seconds are (the newest, at the right, are where traffic usually is),
+  // over the series with a halo so that a line crossing it leaves it
+  // readable.
+  svg.append(s('text', { x: X0 + 6, y: y(target) - 6, class: 'target-label', 'text-anchor': 'start', text: `target ${fmt(target)}/s per partition` }));
   // Throttled requests.
   const tmax = Math.max(0, ...thr);
   svg.append(s('text', { x: X0 - 6, y: (S0 + S1) / 2 + 4, class: 'tick', 'text-anchor': 'end', text: 'throttled' }));

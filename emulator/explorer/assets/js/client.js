@@ -189,6 +189,16 @@ export class Client {
     };
   }
 
+  // insights reads tableemu's design report (GET /_tableemu/insights,
+  // --insights) for this account. Like any request it is signed with the
+  // account key: the server answers only the signing account's tables,
+  // and a SAS cannot read it.
+  async insights() {
+    if (!this.conn.key) throw new ApiError(0, 'NeedsAccountKey', 'The insights report is read with the account key; a SAS does not reach it.');
+    const r = await this.request('GET', '/_tableemu/insights', { headers: { Accept: 'application/json' } });
+    return JSON.parse(r.text);
+  }
+
   async getEntity(table, pk, rk) {
     const r = await this.request('GET', this.entityPath(table, pk, rk));
     const e = entityFromWire(parseJSON(r.text));

@@ -71,14 +71,73 @@ export function showTable(app, table) {
       h('label', { class: 'check' },
         h('input', { type: 'checkbox', id: 'show-types', onchange: (e) => { st.showTypes = e.target.checked; renderGrid(); } }),
         ' Show EDM types'),
-      h('span', { class: 'order', text: 'In the service\'s order: PartitionKey, then RowKey.' })),
-    h('div', { class: 'grid-wrap', id: 'grid-wrap' }),
+      h('button', { type: 'button', id: 'grid-scroll', class: 'small scroll-hint', hidden: true, 'aria-controls': 'grid-wrap', onclick: scrollSideways }),
+      h('span', { class: 'order', title: 'The order the service returns entities in', text: 'Sorted by PartitionKey, then RowKey' })),
+    h('div', { class: 'grid-frame', id: 'grid-frame' },
+      h('div', { class: 'grid-wrap', id: 'grid-wrap', tabindex: '0', role: 'region', 'aria-label': `Entities of ${table}`, onscroll: renderScrollCues })),
     h('div', { class: 'pager' },
       h('button', { type: 'button', id: 'page-back', text: '← Back', disabled: true, onclick: back }),
       h('span', { id: 'page-info' }),
       h('button', { type: 'button', id: 'load-more', text: 'Load more →', disabled: true, onclick: loadMore })),
   );
+  if (!resizeWatch) resizeWatch = new ResizeObserver(() => renderScrollCues());
+  resizeWatch.disconnect();
+  resizeWatch.observe(document.getElementById('grid-wrap'));
   runQuery();
+}
+
+let resizeWatch = null;
+
+// renderScrollCues makes a grid wider than its box evident: a shadow on
+// each side that has more columns, and a button that says how many columns
+// are out of sight to the right and scrolls to them (or back to the
+// first). Scrollbars alone are easy to miss, or hidden, as on macOS.
+function renderScrollCues() {
+  const wrap = document.getElementById('grid-wrap');
+  const frame = document.getElementById('grid-frame');
+  const btn = document.getElementById('grid-scroll');
+  if (!wrap || !frame || !btn) return;
+  const left = wrap.scrollLeft > 1;
+  const right = wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1;
+  pinKeys(wrap, left || right);
+  frame.classList.toggle('more-left', left);
+  frame.classList.toggle('more-right', right);
+  if (right) {
+    const edge = wrap.getBoundingClientRect().left + wrap.clientWidth;
+    const hidden = [...wrap.querySelectorAll('thead th')].filter((th) => th.getBoundingClientRect().right > edge + 1).length;
+    btn.textContent = `${fmt(hidden)} more column${hidden === 1 ? '' : 's'} →`;
+    btn.title = 'The grid is wider than the window: scroll sideways (Shift + mouse wheel, or the arrow keys in the grid)';
+  } else if (left) {
+    btn.textContent = '← First columns';
+    btn.title = 'Scroll back to PartitionKey and RowKey';
+  }
+  btn.hidden = !left && !right;
+  btn.dataset.dir = right ? 'right' : 'left';
+}
+
+// pinKeys keeps the selection box, PartitionKey and RowKey in view while a
+// wide grid scrolls sideways (sticky cells, style.css), when they take at
+// most half of its width: which row a value belongs to stays readable.
+function pinKeys(wrap, wide) {
+  const grid = document.getElementById('grid');
+  if (!grid) return;
+  const ths = grid.querySelectorAll('thead th');
+  if (ths.length < 3) return;
+  const w = [ths[0].offsetWidth, ths[1].offsetWidth, ths[2].offsetWidth];
+  const pin = wide && w[0] + w[1] + w[2] <= wrap.clientWidth / 2;
+  grid.classList.toggle('pinned', pin);
+  wrap.parentElement.classList.toggle('pinned', pin);
+  if (pin) {
+    grid.style.setProperty('--pin1', `${w[0]}px`); // CSSOM: allowed by the style-src policy
+    grid.style.setProperty('--pin2', `${w[0] + w[1]}px`);
+  }
+}
+
+function scrollSideways() {
+  const wrap = document.getElementById('grid-wrap');
+  const btn = document.getElementById('grid-scroll');
+  if (btn.dataset.dir === 'right') wrap.scrollBy({ left: Math.max(120, wrap.clientWidth * 0.75) });
+  else wrap.scrollTo({ left: 0 });
 }
 
 function readQuery() {
@@ -112,9 +171,11 @@ async function fetchPage(token) {
   } catch (e) {
     busy.removeAttribute('aria-busy');
     showError(e);
+    st.failed = !token; // a first page that failed: nothing to show
     renderAll(); // a new query that failed shows no stale results
     return;
   }
+  st.failed = false;
   busy.removeAttribute('aria-busy');
   errBox.hidden = true;
   document.getElementById('q-filter').removeAttribute('aria-invalid');
@@ -207,14 +268,15 @@ function renderInfo() {
 function renderColumns() {
   const fs = document.getElementById('columns');
   const names = [...st.seen.keys()];
-  document.getElementById('columns-summary').textContent = `Columns (${st.columns.length} of ${names.length})`;
+  const summary = () => `Columns (${st.columns.filter((c) => st.seen.has(c)).length} of ${names.length})`;
+  document.getElementById('columns-summary').textContent = summary();
   const toggle = (name, on) => {
     st.auto = false;
     const set = new Set(st.columns);
     if (on) set.add(name);
     else set.delete(name);
     st.columns = names.filter((n) => set.has(n));
-    document.getElementById('columns-summary').textContent = `Columns (${st.columns.length} of ${names.length})`;
+    document.getElementById('columns-summary').textContent = summary();
     renderGrid();
   };
   clear(fs,
@@ -246,7 +308,8 @@ function renderGrid() {
     const more = st.pages.length && st.pages[st.pages.length - 1].next;
     clear(wrap, h('p', { class: 'empty', text: more
       ? 'No entities on this page, but the service returned a continuation: the query stopped at its scan limit. Load more to go on.'
-      : st.pages.length ? 'No entities match.' : '' }));
+      : st.pages.length ? 'No entities match.' : st.failed ? 'The server refused the query (above): no entities to show.' : '' }));
+    renderScrollCues();
     return;
   }
   const all = h('input', {
@@ -298,6 +361,7 @@ function renderGrid() {
           cols.map((c) => h('th', { scope: 'col', text: c })))),
       h('tbody', {}, body)));
   renderSelection();
+  renderScrollCues();
 }
 
 function renderSelection() {

@@ -3,8 +3,8 @@
 // the table scans and their filters, the hottest partitions over time
 // against the per-partition target, throttled requests, and entities near
 // the service's limits. It reads GET /_tableemu/insights, the server's
-// report, and shows only the tables of the account the page has
-// credentials for.
+// report, signed with the account key like every request of the page: the
+// server answers with that account's tables only.
 
 import { h, clear, fmt } from './ui.js';
 import { SHAPES } from './grid.js';
@@ -63,13 +63,16 @@ async function refresh() {
   if (!body) return;
   let report;
   try {
-    const res = await fetch('insights', { cache: 'no-store', credentials: 'omit' });
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    report = await res.json();
+    report = await app.client.insights();
   } catch (e) {
-    clear(body, h('p', { class: 'error', text: `Could not read the insights report: ${e.message}` }));
+    clear(body, e.code === 'NeedsAccountKey'
+      ? h('p', { class: 'empty', id: 'insights-needs-key' }, 'The insights report is read with the account key, and this connection has a SAS. ',
+          h('button', { type: 'button', class: 'link', text: 'Connect with the account\'s connection string', onclick: () => document.getElementById('add-account').click() }), ' to see it.')
+      : h('p', { class: 'error', id: 'insights-error', text: `Could not read the insights report: ${e.code ? e.code + ': ' : ''}${e.message}` }));
     return;
   }
+  // The server sends only the signing account's tables; the filter below
+  // keeps the view right whatever it sends.
   const acct = app.client.account;
   const tables = new Map();
   const get = (name) => {
@@ -86,8 +89,36 @@ async function refresh() {
     return;
   }
   const open = new Set([...body.querySelectorAll('details[open]')].map((d) => d.dataset.key));
+  const scrolls = new Map([...body.querySelectorAll('.table-scroll')].map((d) => [d.dataset.key, d.scrollLeft]));
+  chartWidth = chartWidthFor(body);
   clear(body, list.map((t) => card(t, tl, open)));
+  for (const d of body.querySelectorAll('.table-scroll')) d.scrollLeft = scrolls.get(d.dataset.key) || 0;
 }
+
+// chartWidthFor is the width in CSS pixels the chart gets in a card: that
+// of a chart's box already shown, else the card's inside (12 px padding
+// each side) on a narrow window, or its left 3 of 5 columns (16 px
+// padding, an 18 px gap) on a wider one (style.css).
+let chartWidth = 760;
+function chartWidthFor(body) {
+  const box = body.querySelector('.chart-box');
+  if (box && box.clientWidth) return box.clientWidth;
+  if (window.matchMedia('(max-width: 820px)').matches) return body.clientWidth - 2 * 12 - 2;
+  return ((body.clientWidth - 2 * 16 - 2 - 18) * 3) / 5;
+}
+
+// A window resized while the view is open redraws it (the chart's size).
+let resizeTimer = 0;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    const body = document.getElementById('insights-body');
+    if (body && !document.getElementById('insights-view').hidden && Math.abs(chartWidthFor(body) - chartWidth) > 8) refresh();
+  }, 200);
+});
+
+// scroller wraps a table that may be wider than a narrow card.
+const scroller = (key, table) => h('div', { class: 'table-scroll', data: { key } }, table);
 
 function card(t, tl, open) {
   const tot = t.totals || {};
@@ -105,7 +136,7 @@ function card(t, tl, open) {
     h('div', { class: 'card-grid' },
       h('section', { class: 'chart-box' },
         h('h3', { text: 'Hottest partitions over time' }),
-        partitionChart({ series, throttled: timeline?.throttledPerSecond || [], target, window: windowSec, title: `Entities written per second in ${t.name}, last ${windowSec} seconds` }),
+        partitionChart({ series, throttled: timeline?.throttledPerSecond || [], target, window: windowSec, title: `Entities written per second in ${t.name}, last ${windowSec} seconds`, width: chartWidth }),
         series.length
           ? h('ul', { class: 'legend' }, series.map((x) => h('li', {}, swatch(x.color), ` ${x.label} `, h('span', { class: 'help', text: `peak ${fmt(Math.max(...x.values.slice(-windowSec)))}/s` }))),
               h('li', {}, h('span', { class: 'swatch target' }), ` target ${fmt(target)}/s per partition`))
@@ -113,44 +144,50 @@ function card(t, tl, open) {
       h('section', {},
         h('h3', { text: 'Queries by shape' }),
         shapes.length
-          ? h('table', { class: 'data shapes' },
+          ? scroller(`${id}-shapes`, h('table', { class: 'data shapes stacks' },
               h('thead', {}, h('tr', {}, ['Shape', 'Queries', 'Examined', 'Returned', 'Examined per returned'].map((c) => h('th', { scope: 'col', text: c })))),
               h('tbody', {}, shapes.map(([shape, q]) => h('tr', { data: { shape } },
                 h('th', { scope: 'row' }, h('span', { class: `shape ${shape}`, title: SHAPES[shape]?.[1] || '', text: SHAPES[shape]?.[0] || shape })),
-                h('td', { text: fmt(q.queries) }),
-                h('td', { text: fmt(q.entitiesScanned) }),
-                h('td', { text: fmt(q.entitiesReturned) }),
-                h('td', { text: q.entitiesReturned ? (q.entitiesScanned / q.entitiesReturned).toFixed(1) : q.entitiesScanned ? '∞' : '–' })))))
+                h('td', { data: { label: 'Queries' }, text: fmt(q.queries) }),
+                h('td', { data: { label: 'Examined' }, text: fmt(q.entitiesScanned) }),
+                h('td', { data: { label: 'Returned' }, text: fmt(q.entitiesReturned) }),
+                h('td', { data: { label: 'Per returned' }, text: q.entitiesReturned ? (q.entitiesScanned / q.entitiesReturned).toFixed(1) : q.entitiesScanned ? '∞' : '–' }))))))
           : h('p', { class: 'help', text: 'No queries yet.' }),
         h('h3', { text: 'Throttled requests' }),
         timeline?.throttledRequests
           ? h('div', {},
               h('p', {}, h('strong', { id: `${id}-throttled`, text: fmt(timeline.throttledRequests) }), ' requests answered 503 ServerBusy by --throttle. Latest:'),
-              h('ul', { class: 'compact' }, timeline.throttledRecent.slice(-5).reverse().map((r) =>
-                h('li', { text: `${new Date(r.time * 1000).toLocaleTimeString()} · ${r.allPartitions ? 'a query across partitions (account budget)' : `partition ${r.partitionKey}`}` }))))
+              h('ul', { class: 'compact' }, latest(timeline.throttledRecent).map((g) =>
+                h('li', { text: `${g.text}${g.n > 1 ? ` (×${g.n})` : ''}` }))))
           : h('p', { class: 'help', text: 'None. Start tableemu with --throttle to have requests beyond the targets refused as Azure would.' }))),
+    // The report's tableScans holds every query that reads more than one
+    // partition: table scans and partition range scans, the queries that
+    // get slower as the table grows. Most entities examined first.
     scans.length
       ? h('section', {},
-          h('h3', { text: 'Table scans and their filters' }),
-          h('table', { class: 'data scans' },
+          h('h3', { id: `${id}-scans`, text: 'Scans across partitions and their filters' }),
+          h('p', { class: 'help', text: 'Queries that read more than one partition (table scans and partition range scans), the ones that examined the most entities first.' }),
+          h('table', { class: 'data scans stacks', 'aria-labelledby': `${id}-scans` },
             h('thead', {}, h('tr', {}, ['Filter', 'Shape', 'Queries', 'Examined', 'Returned'].map((c) => h('th', { scope: 'col', text: c })))),
-            h('tbody', {}, scans.map((sc) => h('tr', {},
+            h('tbody', {}, scans.map((sc) => h('tr', { data: { shape: sc.shape } },
               h('td', {}, h('code', { text: sc.filter || '(no filter)' })),
-              h('td', { text: SHAPES[sc.shape]?.[0] || sc.shape }),
-              h('td', { text: fmt(sc.queries) }),
-              h('td', { text: fmt(sc.entitiesScanned) }),
-              h('td', { text: fmt(sc.entitiesReturned) }))))))
+              h('td', {}, h('span', { class: `shape ${sc.shape}`, title: SHAPES[sc.shape]?.[1] || '', text: SHAPES[sc.shape]?.[0] || sc.shape })),
+              // data-label names the number where a narrow window stacks
+              // the row (style.css).
+              h('td', { data: { label: 'Queries' }, text: fmt(sc.queries) }),
+              h('td', { data: { label: 'Examined' }, text: fmt(sc.entitiesScanned) }),
+              h('td', { data: { label: 'Returned' }, text: fmt(sc.entitiesReturned) }))))))
       : null,
     hot.length
       ? h('details', { data: { key: `${id}-hot` }, open: open.has(`${id}-hot`) },
           h('summary', { text: `Partitions written hottest since start (${fmt(hot.length)})` }),
-          h('table', { class: 'data' },
+          scroller(`${id}-hot`, h('table', { class: 'data' },
             h('thead', {}, h('tr', {}, ['PartitionKey', 'Writes', 'Peak / s', 'RowKey order'].map((c) => h('th', { scope: 'col', text: c })))),
             h('tbody', {}, hot.map((p) => h('tr', {},
               h('td', {}, h('code', { text: p.partitionKey })),
               h('td', { text: fmt(p.writes) }),
               h('td', { class: p.peakWritesPerSecond > target ? 'over' : '', text: fmt(p.peakWritesPerSecond) }),
-              h('td', { text: order(p) }))))))
+              h('td', { text: order(p) })))))))
       : null,
     near.length
       ? h('details', { class: 'near', data: { key: `${id}-near` }, open: open.has(`${id}-near`) },
@@ -161,6 +198,19 @@ function card(t, tl, open) {
       ? h('p', { class: 'warn' }, `${fmt(tot.crossPartitionBatches)} batch${tot.crossPartitionBatches === 1 ? '' : 'es'} refused because their entities span partitions`,
           tot.crossPartitionExample ? ` (e.g. ${tot.crossPartitionExample.join(', ')})` : '', '. A batch holds one partition.')
       : null);
+}
+
+// latest groups the most recent refusals, newest first, that share their
+// second and partition: five lines say more than five identical ones.
+function latest(recent) {
+  const groups = [];
+  for (const r of recent.slice().reverse()) {
+    const text = `${new Date(r.time * 1000).toLocaleTimeString()} · ${r.allPartitions ? 'a query across partitions (account budget)' : `partition ${r.partitionKey}`}`;
+    const last = groups[groups.length - 1];
+    if (last && last.text === text) last.n++;
+    else groups.push({ text, n: 1 });
+  }
+  return groups.slice(0, 5);
 }
 
 function swatch(color) {
