@@ -5,24 +5,32 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // Docs that run: the README's programs and commands, run as a user would
-// run them, against the real binary. Go commands run offline, from the
-// module cache (GOPROXY=off) with the repository's go.sum, so CI needs no
-// network; the versions are the ones README.md names.
+// run them, against the real binary. Go commands find modules in the module
+// cache, with the repository's go.sum, and any lookup beyond it goes to a
+// module proxy that refuses every request (noProxy), so CI needs no network
+// and a command that asks for a module that is not published fails here as
+// it fails for a user. (GOPROXY=off would hide that: "off" reads as "no such
+// module", which go get accepts for a replaced module, while a user's
+// proxy.golang.org answers 404 and the go command then asks GitHub, which
+// fails.) The versions are the ones README.md names.
 //
 // Covered here: "Use it from Go" (its sh block and program, run twice),
-// "Embed it in Go tests" (its sh block and test file, in a module that
-// replaces github.com/tableemu/tableemu with this repository), and the
-// HTTPS section's openssl command. The "Set up" commands (go run
-// ./cmd/tableemu and the start-up output) are the command-line tests'.
+// "Embed it in Go tests" (its test file and sh block, in a module that
+// replaces github.com/tableemu/tableemu with this repository, and the
+// go install of the program), and the HTTPS section's openssl command. The
+// "Set up" commands (go run ./cmd/tableemu and the start-up output) are the
+// command-line tests'.
 
 // readme returns README.md.
 func readme(t *testing.T) string {
@@ -82,16 +90,43 @@ func oneBlock(t *testing.T, text, lang string) string {
 	return b[0]
 }
 
-// goEnv is the environment of the go commands a README user types, offline.
-func goEnv() []string {
-	return append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+// goEnv is the environment of the go commands a README user types: no
+// GOFLAGS (so -mod=readonly, as for a user: a missing requirement fails
+// instead of being added quietly), no workspace, this toolchain, and a
+// module proxy that refuses everything not in the module cache.
+func goEnv(t *testing.T) []string {
+	return append(os.Environ(), "GOPROXY="+noProxy(t), "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local")
 }
 
-// run runs a shell script in dir and returns its standard output.
-func run(t *testing.T, dir, script string) string {
+// noProxy is a module proxy that answers every request 403, as a stand-in
+// for the network a user has and CI does not: a module that is not in the
+// module cache (tableemu itself, which is not published) cannot be found.
+func noProxy(t *testing.T) string {
+	t.Helper()
+	var mu sync.Mutex
+	var asked []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		http.Error(w, "no network in this test", http.StatusForbidden)
+	}))
+	t.Cleanup(func() {
+		hs.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked) > 0 {
+			t.Logf("the module proxy was asked for %q", asked)
+		}
+	})
+	return hs.URL
+}
+
+// run runs a shell script in dir with env and returns its standard output.
+func run(t *testing.T, env []string, dir, script string) string {
 	t.Helper()
 	cmd := exec.Command("sh", "-e", "-c", script)
-	cmd.Dir, cmd.Env = dir, goEnv()
+	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -152,25 +187,30 @@ func TestReadmeGoProgram(t *testing.T) {
 	if !strings.HasSuffix(commands, "go run .\n") {
 		t.Fatalf("the commands should end by running the program:\n%s", commands)
 	}
-	if got := run(t, dir, commands); got != want {
+	env := goEnv(t)
+	if got := run(t, env, dir, commands); got != want {
 		t.Errorf("first run printed\n%s\nthe README says\n%s", got, want)
 	}
-	if got := run(t, dir, "go run ."); got != want {
+	if got := run(t, env, dir, "go run ."); got != want {
 		t.Errorf("second run printed\n%s\nthe README says\n%s", got, want)
 	}
 }
 
-// TestReadmeEmbedding: the "Embed it in Go tests" commands make a module
-// that depends on this repository through a replace directive, and the
-// section's test passes in it. Its emulator calls are the ones
+// TestReadmeEmbedding: in a module next to a clone, the "Embed it in Go
+// tests" test file and then the section's commands, in the README's order,
+// make the module depend on this repository through a replace directive,
+// and the test passes. Its emulator calls are the ones
 // emulator/example_test.go makes, so the runnable example and the README
-// say the same.
+// say the same. The section's go install builds the program from the clone.
 func TestReadmeEmbedding(t *testing.T) {
 	needInProcess(t)
 	if testing.Short() {
 		t.Skip("builds a module with go")
 	}
 	sec := section(t, readme(t), "Embed it in Go tests")
+	if i, j := strings.Index(sec, "```go\n"), strings.Index(sec, "```sh\n"); i < 0 || j < i {
+		t.Fatal("the section should show the test file before the commands that need it")
+	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -179,11 +219,16 @@ func TestReadmeEmbedding(t *testing.T) {
 	// The README's layout: the clone at ../tableemu next to the project.
 	must(t, os.Symlink(root, filepath.Join(parent, "tableemu")))
 	dir := newModuleDir(t, filepath.Join(parent, "app"))
-	run(t, dir, "go mod init example.com/app")
-	run(t, dir, oneBlock(t, sec, "sh"))
+	env := goEnv(t)
+	run(t, env, dir, "go mod init example.com/app")
 	code := oneBlock(t, sec, "go")
 	must(t, os.WriteFile(filepath.Join(dir, "orders_test.go"), []byte(code), 0o644))
-	out := run(t, dir, "go test -count=1 -v ./...")
+	commands := oneBlock(t, sec, "sh")
+	if !strings.HasSuffix(commands, "go test ./...\n") {
+		t.Fatalf("the commands should end by running the test:\n%s", commands)
+	}
+	run(t, env, dir, commands)
+	out := run(t, env, dir, "go test -count=1 -v ./...")
 	if !strings.Contains(out, "--- PASS: TestOrders") {
 		t.Errorf("the README's test did not pass:\n%s", out)
 	}
@@ -200,6 +245,17 @@ func TestReadmeEmbedding(t *testing.T) {
 		if !strings.Contains(string(example), c) {
 			t.Errorf("emulator/example_test.go does not make the README's call %s", c)
 		}
+	}
+
+	// "go install ./cmd/tableemu, then tableemu", in the clone.
+	install := regexp.MustCompile("`(go install [^`]+)`,\\s+then\\s+`(tableemu)`").FindStringSubmatch(sec)
+	if install == nil {
+		t.Fatal("the section does not say how to install the program")
+	}
+	bin := t.TempDir()
+	run(t, append(env, "GOBIN="+bin), root, install[1])
+	if v := run(t, env, bin, "./"+install[2]+" --version"); !strings.HasPrefix(v, "tableemu ") {
+		t.Errorf("the installed tableemu --version printed %q", v)
 	}
 }
 
@@ -228,7 +284,7 @@ func TestReadmeOpenSSL(t *testing.T) {
 		t.Fatal("the HTTPS section has no openssl command")
 	}
 	dir := t.TempDir()
-	run(t, dir, command)
+	run(t, goEnv(t), dir, command)
 	p, err := startBinary(t, bin, t.TempDir(), "--cert", filepath.Join(dir, "cert.pem"), "--key", filepath.Join(dir, "key.pem"))
 	if err != nil {
 		t.Fatal(err)
