@@ -36,6 +36,14 @@ func (c *call) hint(e *tableemu.Error) *tableemu.Error {
 		case c.res.account == "" && e.Code != tableemu.InvalidUri:
 			return e
 		case c.res.account != "" && c.s.accounts[c.res.account] != nil:
+			if e.Code == tableemu.InvalidUri && c.res.kind == kService && !c.res.secondary && !c.res.hostStyle {
+				// The account's endpoint itself, as printed at start and
+				// pasted into a browser or curl: nothing is served there.
+				ep := c.endpointFor(c.res.account)
+				return e.WithHint("this URL is the endpoint of account %s, where no operation is served: its tables are at %s/Tables "+
+					"and a table's entities at %s/<table>(); an SDK given the endpoint or the connection string builds these URLs.",
+					quoteHint(c.res.account), ep, ep)
+			}
 			return e
 		}
 		return e.WithHint("%s URLs are /<account>/Tables…, e.g. %s/Tables; the accounts here are %s (AZURITE_ACCOUNTS sets them).",
@@ -55,6 +63,16 @@ func (c *call) accountProblem() string {
 // exampleEndpoint is the first account's endpoint as this request reached
 // the server: http://127.0.0.1:10002/devstoreaccount1.
 func (c *call) exampleEndpoint() string {
+	name := DevAccount
+	if len(c.s.cfg.Accounts) > 0 {
+		name = c.s.cfg.Accounts[0].Name
+	}
+	return c.endpointFor(name)
+}
+
+// endpointFor is account's path-style endpoint as this request reached the
+// server.
+func (c *call) endpointFor(account string) string {
 	scheme := "http"
 	if c.r.TLS != nil {
 		scheme = "https"
@@ -63,11 +81,7 @@ func (c *call) exampleEndpoint() string {
 	if host == "" {
 		host = "127.0.0.1:10002"
 	}
-	name := DevAccount
-	if len(c.s.cfg.Accounts) > 0 {
-		name = c.s.cfg.Accounts[0].Name
-	}
-	return Endpoint(scheme, host, name)
+	return Endpoint(scheme, host, account)
 }
 
 // accountList names the configured accounts, at most ten of them.

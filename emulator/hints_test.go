@@ -113,6 +113,26 @@ func TestHintURLWithoutAccount(t *testing.T) {
 	}
 }
 
+// TestHintAccountEndpoint: the endpoint printed at start, opened as it is
+// (curl, a browser), names an account and no operation: the service's 400
+// InvalidUri, with a hint saying where the tables are. A malformed path
+// under the account stays the service's answer alone.
+func TestHintAccountEndpoint(t *testing.T) {
+	_, hs := newTestServer(t)
+	ep := hs.URL + "/devstoreaccount1"
+	for _, target := range []string{"/devstoreaccount1", "/devstoreaccount1/"} {
+		t.Run(target, func(t *testing.T) {
+			wantHint(t, readError(t, unsigned(t, "GET", hs.URL+target, "")), 400, "InvalidUri",
+				"The requested URI does not represent any resource on the server.",
+				`endpoint of account "devstoreaccount1"`, "its tables are at "+ep+"/Tables", ep+"/<table>()")
+		})
+	}
+	e := readError(t, send(t, signed(t, "GET", hs.URL, "/devstoreaccount1/orders(PartitionKey='a'", "")))
+	if e.status != 400 || e.code != "InvalidUri" || strings.Contains(e.message, "tableemu:") {
+		t.Errorf("malformed entity path: %+v", e)
+	}
+}
+
 func TestHintUnknownAccount(t *testing.T) {
 	accounts, err := parseAccounts("alpha:" + DevKey + ";beta:" + DevKey)
 	if err != nil {
