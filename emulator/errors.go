@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tableemu/tableemu"
@@ -57,10 +58,13 @@ func (c *call) writeError(err error) {
 func (c *call) debugError(err error, e *tableemu.Error) {
 	c.s.logMu.Lock()
 	defer c.s.logMu.Unlock()
-	fmt.Fprintf(c.s.debug, "request %s: %d %s: %s\n", c.reqID, e.Status, e.Code, orDash(e.Detail))
+	// A detail may quote a string to sign, whose lines would otherwise
+	// start lines of the log without a time.
+	detail := strings.ReplaceAll(orDash(e.Detail), "\n", `\n`)
+	c.s.debugLine(fmt.Sprintf("request %s: %d %s: %s", c.reqID, e.Status, e.Code, detail))
 	var se *auth.SignatureError
 	if errors.As(err, &se) {
-		fmt.Fprintf(c.s.debug, "request %s: string to sign: %s\n", c.reqID, strconv.Quote(se.StringToSign))
+		c.s.debugLine(fmt.Sprintf("request %s: string to sign: %s", c.reqID, strconv.Quote(se.StringToSign)))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,6 +209,9 @@ func badlySigned(t *testing.T, base string) (*http.Request, string) {
 	return req, sts
 }
 
+// logLine is the one log format (LogTime, then the message).
+var logLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S`)
+
 func TestHintBadSignature(t *testing.T) {
 	const service = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
 	t.Run("without --debug", func(t *testing.T) {
@@ -237,6 +241,13 @@ func TestHintBadSignature(t *testing.T) {
 		}
 		if !strings.Contains(string(log), "request "+id+": 403 AuthenticationFailed: The MAC signature found") {
 			t.Errorf("debug log lacks the refusal's detail:\n%s", log)
+		}
+		// Every line is one entry in the one log format: the detail, which
+		// quotes the string to sign, spans no lines of its own.
+		for _, l := range strings.Split(strings.TrimSuffix(string(log), "\n"), "\n") {
+			if !logLine.MatchString(l) {
+				t.Errorf("debug log line not in the log format: %q", l)
+			}
 		}
 		// The logged string is what the account key must sign: signing it
 		// with the right key is accepted.

@@ -323,8 +323,17 @@ func (s *Server) logf(format string, args ...any) {
 	defer s.logMu.Unlock()
 	log.Printf(format, args...)
 	if s.debug != nil {
-		fmt.Fprintf(s.debug, format+"\n", args...)
+		s.debugLine(fmt.Sprintf(format, args...))
 	}
+}
+
+// debugLine writes msg to the --debug log as one entry in the one log
+// format (`<time> <message>`, as Log writes). The caller holds logMu.
+func (s *Server) debugLine(msg string) {
+	b := s.now().UTC().AppendFormat(make([]byte, 0, len(LogTime)+2+len(msg)), LogTime)
+	b = append(b, ' ')
+	b = append(b, msg...)
+	io.WriteString(s.debug, string(append(b, '\n')))
 }
 
 func prefixed(p, s string) string {
