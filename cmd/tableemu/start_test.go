@@ -262,3 +262,37 @@ func TestTwoStartedTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondSignal: SIGINT (Ctrl-C) shuts down as SIGTERM does, waiting
+// for a request in flight; a second SIGINT ends the process at once, by
+// that signal, without the "stopped" line of a clean stop.
+func TestSecondSignal(t *testing.T) {
+	p := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--silent")
+	port, _ := p.ready()
+	// A request whose headers have not all arrived keeps its connection
+	// active: the graceful shutdown waits for it (up to the server's
+	// ReadHeaderTimeout, 10 s).
+	c, err := net.Dial("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("GET /devstoreaccount1/Tables HTTP/1.1\r\nHost: 127.0.0.1\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the server read the first bytes
+	p.signal(syscall.SIGINT)
+	p.waitFor(" shutting down (a second signal exits at once)")
+	select {
+	case <-p.done:
+		t.Fatalf("exited (%d) with a request in flight:\n%s", p.code, p.out)
+	case <-time.After(500 * time.Millisecond):
+	}
+	p.signal(syscall.SIGINT)
+	if code := p.exit(5 * time.Second); code != -1 {
+		t.Fatalf("exit %d after the second SIGINT, want death by the signal:\n%s", code, p.out)
+	}
+	if strings.Contains(p.out.String(), "stopped") {
+		t.Errorf("the second signal let the clean stop finish:\n%s", p.out)
+	}
+}
