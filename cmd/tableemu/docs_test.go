@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -175,4 +176,35 @@ func TestReadmeListsFlags(t *testing.T) {
 			t.Errorf("README.md does not mention --%s", m[1])
 		}
 	}
+}
+
+// TestDataFilesIgnoredByGit: README's first command serves from the
+// current directory, the clone: none of the files a running server keeps
+// there (the database, its -wal and -shm, the lock note) shows up in git
+// status.
+func TestDataFilesIgnoredByGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	if err := exec.Command("git", "-C", "../..", "rev-parse", "--is-inside-work-tree").Run(); err != nil {
+		t.Skip("not in a git checkout")
+	}
+	dir := t.TempDir()
+	p := startProc(t, dir, "--tablePort", "0")
+	p.ready()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 4 {
+		t.Fatalf("the data directory holds %d files while the server runs, want the database, -wal, -shm and the lock", len(entries))
+	}
+	for _, e := range entries {
+		// --no-index: whether the name would be ignored, tracked or not.
+		if err := exec.Command("git", "-C", "../..", "check-ignore", "--no-index", "-q", e.Name()).Run(); err != nil {
+			t.Errorf("%s, which a server started in the clone writes, is not ignored by .gitignore", e.Name())
+		}
+	}
+	p.signal(syscall.SIGTERM)
+	p.exit(15 * time.Second)
 }
