@@ -1,8 +1,16 @@
 package main
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tableemu/tableemu/emulator"
 )
@@ -207,4 +217,110 @@ func TestDataFilesIgnoredByGit(t *testing.T) {
 	}
 	p.signal(syscall.SIGTERM)
 	p.exit(15 * time.Second)
+}
+
+// TestReadmeInsightsLogLine: README's "Design insight" access-log line is
+// what tableemu --insights logs for that request, but for the time, the
+// duration and the counts (the README's table holds 100,000 employees,
+// this one 40, 12 of them Joneses).
+func TestReadmeInsightsLogLine(t *testing.T) {
+	var doc string
+	for _, l := range fencedBlock(t, "../../README.md", " shape=table-scan ") {
+		if strings.Contains(l, " shape=") {
+			doc = l
+		}
+	}
+	fields := strings.Fields(doc)
+	if len(fields) != 10 || !logLine.MatchString(doc) {
+		t.Fatalf("README's line is not an access-log line with insights: %q", doc)
+	}
+	target := fields[2] // /devstoreaccount1/employees()?$filter=...
+	table := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(target, "?", 2)[0], "/devstoreaccount1/"), "()")
+
+	p := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--insights")
+	port, cs := p.ready()
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := svc.CreateTable(ctx, table, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		last := "Smith"
+		if i%10 < 3 {
+			last = "Jones"
+		}
+		e, _ := json.Marshal(map[string]string{"PartitionKey": fmt.Sprintf("dept%d", i%4), "RowKey": fmt.Sprintf("%04d", i), "LastName": last})
+		if _, err := svc.NewClient(table).AddEntity(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The README's request target, exactly, signed with Shared Key Lite.
+	req, err := http.NewRequest("GET", "http://127.0.0.1:"+port+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque = strings.SplitN(target, "?", 2)[0]
+	req.URL.RawQuery = strings.SplitN(target, "?", 2)[1]
+	date := time.Now().UTC().Format(http.TimeFormat)
+	key, _ := base64.StdEncoding.DecodeString(emulator.DevKey)
+	mac := hmac.New(sha256.New, key)
+	io.WriteString(mac, date+"\n/devstoreaccount1"+req.URL.Opaque)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2019-02-02")
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	req.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the README's request: %d", resp.StatusCode)
+	}
+
+	got := strings.Fields(p.waitFor(" GET " + target + " "))
+	want := append(fields[:0:0], fields...)
+	want[0], want[6] = got[0], got[6] // time, duration
+	want[8], want[9] = "scanned=40", "returned=12"
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("logged\n %s\nREADME (with this table's figures)\n %s", strings.Join(got, " "), strings.Join(want, " "))
+	}
+}
+
+// TestMigratingReadinessPatterns: the patterns docker/MIGRATING.md gives
+// for waiting on the readiness line — grep's, and Testcontainers for Java's
+// whole-line regular expression — match the line tableemu prints, and a
+// pattern anchored at the start of the line does not, as it says.
+func TestMigratingReadinessPatterns(t *testing.T) {
+	b, err := os.ReadFile("../../docker/MIGRATING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ") // the patterns span line breaks
+	grep := regexp.MustCompile("`grep -q '([^']+)'`").FindStringSubmatch(text)
+	java := regexp.MustCompile("`(\\.\\*Azurite [^`]+)`").FindStringSubmatch(text)
+	if grep == nil || java == nil {
+		t.Fatalf("MIGRATING.md: grep pattern %q, Java pattern %q", grep, java)
+	}
+	dir := t.TempDir()
+	var ready string
+	for _, l := range startLines(t, "", dir, dir, "--tablePort", "0", "--inMemoryPersistence") {
+		if strings.Contains(l, "successfully listening") {
+			ready = l
+		}
+	}
+	if !strings.Contains(ready, grep[1]) {
+		t.Errorf("grep -q %q does not match %q", grep[1], ready)
+	}
+	// Java's Pattern and Go's regexp agree on this one: '.' stops at '\n'.
+	if !regexp.MustCompile(`\A(?:` + strings.ReplaceAll(java[1], `\n`, "\n") + `)\z`).MatchString(ready + "\n") {
+		t.Errorf("%s does not match the whole line %q", java[1], ready)
+	}
+	if strings.HasPrefix(ready, "Azurite Table service") {
+		t.Errorf("the line starts with Azurite's words, not the time: %q", ready)
+	}
 }
