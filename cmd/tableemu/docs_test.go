@@ -186,6 +186,22 @@ func TestReadmeListsFlags(t *testing.T) {
 			t.Errorf("README.md does not mention --%s", m[1])
 		}
 	}
+	// And the other way: each row of README's flag tables is a flag --help
+	// lists, with the default --help gives.
+	rows := regexp.MustCompile("(?m)^\\| `--(\\w+)[^`]*`[^|]*\\| *`?([^|`]*?)`? *\\|").FindAllStringSubmatch(readme, -1)
+	if len(rows) < 15 {
+		t.Fatalf("found %d rows in README's flag tables", len(rows))
+	}
+	for _, r := range rows {
+		line := regexp.MustCompile(`(?m)^  --` + r[1] + `\b.*$`).FindString(help)
+		if line == "" {
+			t.Errorf("README.md's flag table has --%s, which --help does not list", r[1])
+			continue
+		}
+		if d := regexp.MustCompile(`\(default ([^):]+)\)$`).FindStringSubmatch(line); d != nil && d[1] != r[2] {
+			t.Errorf("--%s: README.md's default is %q, --help's %q", r[1], r[2], d[1])
+		}
+	}
 }
 
 // TestDataFilesIgnoredByGit: README's first command serves from the
