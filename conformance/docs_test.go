@@ -26,10 +26,16 @@ func repoTextFiles(t *testing.T) []string {
 			return nil
 		}
 		switch filepath.Ext(path) {
-		case ".go", ".md", ".js", ".mjs", ".ts", ".py", ".java", ".sql", ".sh", ".yaml", ".yml", ".toml", ".txt":
+		case ".go", ".md", ".js", ".mjs", ".ts", ".py", ".java", ".sql", ".sh", ".yaml", ".yml", ".toml", ".txt",
+			".html", ".css", ".svg", ".json", ".xml", ".ini", ".in":
 			files = append(files, path)
 		default:
-			if d.Name() == "Dockerfile" || filepath.Base(filepath.Dir(path)) == ".ci" {
+			switch d.Name() {
+			case "Dockerfile", ".gitignore", ".dockerignore":
+				files = append(files, path)
+				return nil
+			}
+			if filepath.Base(filepath.Dir(path)) == ".ci" {
 				files = append(files, path)
 			}
 		}
@@ -116,6 +122,21 @@ func TestProtocolCitations(t *testing.T) {
 	}
 	if cites < 100 {
 		t.Errorf("found only %d citations; the scan is broken", cites)
+	}
+
+	// docs/protocol.md's own cross-references, "§9.6".
+	b, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := regexp.MustCompile(`§ ?(\d+(?:\.\d+)?)`).FindAllStringSubmatch(string(b), -1)
+	if len(refs) < 20 {
+		t.Errorf("found only %d § references in docs/protocol.md; the scan is broken", len(refs))
+	}
+	for _, r := range refs {
+		if !have[r[1]] {
+			t.Errorf("docs/protocol.md refers to §%s, which it does not have", r[1])
+		}
 	}
 }
 
