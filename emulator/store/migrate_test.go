@@ -43,12 +43,28 @@ func latestMigration(t *testing.T) int {
 }
 
 // TestMigrationsNumbered: 0001, 0002, … with no gap and no repeat, so
-// that user_version names the schema.
+// that user_version names the schema; and each has its test from the
+// schema before it, TestMigrationNNNN, in this package's tests.
 func TestMigrationsNumbered(t *testing.T) {
+	tests, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	for _, f := range tests {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(b)
+	}
 	for i, name := range migrationFiles(t) {
 		n, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
 		if err != nil || n != i+1 || !strings.HasSuffix(name, ".sql") {
 			t.Fatalf("migration %d is %s, want %04d_<name>.sql", i+1, name, i+1)
+		}
+		if test := fmt.Sprintf("func TestMigration%04d(t *testing.T)", n); !strings.Contains(src.String(), test) {
+			t.Errorf("%s has no test from schema %d: want %s", name, n-1, test)
 		}
 	}
 }
