@@ -127,6 +127,11 @@ func TestAzuriteCommandLine(t *testing.T) {
 	if code := p.exit(15 * time.Second); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, p.out)
 	}
+	for _, l := range p.lines() { // the warnings too
+		if !logLine.MatchString(l) {
+			t.Errorf("line not in the log format: %q", l)
+		}
+	}
 }
 
 // TestKeepAliveTimeout: --tableKeepAliveTimeout 1 closes a keep-alive

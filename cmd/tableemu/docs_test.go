@@ -340,3 +340,37 @@ func TestMigratingReadinessPatterns(t *testing.T) {
 		t.Errorf("the line starts with Azurite's words, not the time: %q", ready)
 	}
 }
+
+// TestImageBuiltBeforeUse: the image is not published, so every document
+// and example that runs it builds it first (docker build, or compose's
+// build:), and no `docker run` comes before the first `docker build`.
+func TestImageBuiltBeforeUse(t *testing.T) {
+	use := regexp.MustCompile(`docker run |image: tableemu\b|name: \$TABLEEMU_IMAGE`)
+	for _, f := range []string{"README.md", "docker/README.md", "docker/MIGRATING.md", "docker/compose.yaml",
+		"docker/ci/github-actions.yml", "docker/ci/gitlab-ci.yml"} {
+		b, err := os.ReadFile("../../" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Commands, not the comments about them.
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+				lines = append(lines, l)
+			}
+		}
+		s := strings.Join(lines, "\n")
+		u := use.FindStringIndex(s)
+		if u == nil {
+			t.Errorf("%s: no use of the image found; is this list out of date?", f)
+			continue
+		}
+		build := strings.Index(s, "docker build ")
+		if build < 0 && !strings.Contains(s, "build: ") {
+			t.Errorf("%s uses the image (%q) and never builds it", f, s[u[0]:u[1]])
+		}
+		if run := strings.Index(s, "docker run "); run >= 0 && (build < 0 || run < build) {
+			t.Errorf("%s: docker run comes before docker build", f)
+		}
+	}
+}
