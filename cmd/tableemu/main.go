@@ -79,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	srv, err := emulator.New(cfg)
 	if err != nil {
 		ln.Close()
-		errs.Printf("error: %s", startError(err))
+		errs.Printf("error: %s", startError(cfg, err))
 		return exitFailed
 	}
 	defer srv.Close()
@@ -171,10 +171,15 @@ func listenError(cfg emulator.Config, err error) string {
 }
 
 // startError adds the way out to errors that have one.
-func startError(err error) string {
+func startError(cfg emulator.Config, err error) string {
 	var le *store.LockedError
 	if errors.As(err, &le) {
 		return le.Error() + ": stop that one, or start this one with another --location (or --inMemoryPersistence)"
+	}
+	// A database file given where the directory goes (Azurite's
+	// --location is a directory too).
+	if fi, serr := os.Stat(cfg.Location); serr == nil && !fi.IsDir() && errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing)", cfg.Location, store.FileName)
 	}
 	return err.Error()
 }

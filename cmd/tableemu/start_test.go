@@ -116,6 +116,8 @@ func TestFailedStartsCreateNothing(t *testing.T) {
 			[]string{"--debug", "a directory, not a file"}},
 		{"data directory under a file", []string{"--tablePort", "0"}, filepath.Join(plainFile, "data"),
 			[]string{"not a directory"}},
+		{"data directory is a file", []string{"--tablePort", "0"}, plainFile,
+			[]string{"--location " + plainFile + " is a file", "tableemu.sqlite"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
