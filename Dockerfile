@@ -2,9 +2,9 @@
 # Azurite's table service (same port, flags, AZURITE_ACCOUNTS, account and
 # key). See docker/README.md.
 #
-#   docker build -t ghcr.io/tableemu/tableemu .   (podman: add --format docker,
-#                                                  or the HEALTHCHECK is dropped)
-#   docker run --rm -p 10002:10002 ghcr.io/tableemu/tableemu [extra flags, e.g. --loose]
+#   docker build -t tableemu .   (podman: add --format docker, or the
+#                                 HEALTHCHECK is dropped)
+#   docker run --rm -p 10002:10002 tableemu [extra flags, e.g. --loose]
 #
 # The final image is FROM scratch: one static binary, run as a numeric
 # non-root user. docker/test-image.sh checks this file without a container
@@ -37,7 +37,7 @@ EXPOSE 10002
 # `command:`) are appended: later flags win, so `--tablePort 20002` moves
 # the port and `--inMemoryPersistence` keeps nothing on disk.
 ENTRYPOINT ["/tableemu", "--tableHost", "0.0.0.0", "--tablePort", "10002", "--location", "/data"]
-# No shell in scratch: the binary probes itself (any HTTP answer on
+# No shell in scratch: the binary probes itself (any HTTPS or HTTP answer on
 # 127.0.0.1:10002 is healthy). To use another port, publish 10002 under it
 # (-p 20002:10002) rather than moving the server; a server moved inside the
 # container needs an exec-form check with the same flag, e.g. in compose

@@ -169,6 +169,18 @@ func (e *Error) WithDetail(format string, args ...any) *Error {
 	return &c
 }
 
+// WithHint returns a copy of e whose message ends with a sentence from
+// tableemu saying what to do, after the service's own text: "<service
+// message> tableemu: <hint>". The status, the code and the service's text
+// are kept, so SDKs parse the error as they would Azure's; the hint reaches
+// the person reading the exception (docs/protocol.md 8.1, 8.3). This is the
+// one way tableemu adds hints.
+func (e *Error) WithHint(format string, args ...any) *Error {
+	c := *e
+	c.Message = e.Message + " tableemu: " + fmt.Sprintf(format, args...)
+	return &c
+}
+
 // From returns err as an *Error: itself if it is (or wraps) one, otherwise
 // an InternalError that keeps err's text as its detail.
 func From(err error) *Error {

@@ -41,10 +41,22 @@ for spec in \
   s=$(date +%s)
   # -fuzzminimizetime bounds the minimisation of each new input, which
   # otherwise may take up to a minute of a short run.
+  corpus="$1/testdata/fuzz/$2"
+  before=$(ls "$corpus" 2>/dev/null | sort || true)
   if ! go test "$1" -run='^$' -fuzz="^$2\$" -fuzztime="$ft" -fuzzminimizetime=5s >"$log/$2" 2>&1; then
-    cat "$log/$2"
-    echo "FAIL: $2 (the failing input is under $1/testdata/fuzz/$2/)"
-    exit 1
+    # Go 1.26's fuzz coordinator can report "context deadline exceeded" at
+    # the -fuzztime boundary when a starved worker has not yet stopped
+    # (golang/go#75804, fixed in Go 1.27): no input failed and none is
+    # written. Only a new reproducer under testdata/fuzz is a failure.
+    after=$(ls "$corpus" 2>/dev/null | sort || true)
+    if [ "$before" = "$after" ] && grep -q 'context deadline exceeded' "$log/$2" &&
+      ! grep -q -E 'panic|Failing input written' "$log/$2"; then
+      echo "warning: $2 stopped with Go's fuzztime deadline race (golang/go#75804); no failing input"
+    else
+      cat "$log/$2"
+      echo "FAIL: $2 (the failing input is under $corpus/)"
+      exit 1
+    fi
   fi
   execs=$(grep -o 'execs: [0-9]*' "$log/$2" | tail -n 1 | cut -d' ' -f2)
   line="$2: ${execs:-?} executions in $(($(date +%s) - s))s"

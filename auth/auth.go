@@ -127,7 +127,11 @@ func Authenticate(req *Request, acct *Account, opts VerifyOptions) (*Grant, erro
 //   - the same with the path percent-decoded, because clients differ in how
 //     they encode ' ( ) and spaces ("encoding drift");
 //   - for a path-style "-secondary" account segment, both forms again with the
-//     primary name in that segment, since clients sign either (docs/protocol.md 9.5).
+//     primary name in that segment, since clients sign either (docs/protocol.md 9.5);
+//   - for "/<account>-secondary/<account>/…", the form Python's
+//     azure-data-tables sends to a path-style secondary (the primary's path
+//     behind a "-secondary" segment), the primary's path "/<account>/…":
+//     that SDK signs a request before it moves it to the secondary.
 //
 // An empty path becomes "/".
 func CanonicalPaths(account, escapedPath string) []string {
@@ -142,6 +146,9 @@ func CanonicalPaths(account, escapedPath string) []string {
 	for _, p := range paths[:len(paths):len(paths)] {
 		if rest, ok := strings.CutPrefix(p, secondary); ok && (rest == "" || rest[0] == '/') {
 			paths = append(paths, "/"+account+rest)
+			if strings.HasPrefix(rest, "/"+account+"/") {
+				paths = append(paths, rest)
+			}
 		}
 	}
 	out := make([]string, 0, len(paths))
@@ -227,6 +234,23 @@ func decodeSignature(sig string) ([]byte, bool) {
 // AuthenticationErrorDetail element and logs (docs/protocol.md 9.8).
 func authFailed(format string, args ...any) *tableemu.Error {
 	return tableemu.New(tableemu.AuthenticationFailed).WithDetail(format, args...)
+}
+
+// SignatureError is the refusal of a request whose signature no account
+// key reproduces: 403 AuthenticationFailed (Err), plus the string the server
+// signed — the first candidate, built from the path as sent. The emulator's
+// --debug log prints it so a user can compare it with the string their
+// client signed, as Azurite's debug log does (docs/protocol.md 9.8).
+type SignatureError struct {
+	Err          *tableemu.Error
+	StringToSign string
+}
+
+func (e *SignatureError) Error() string { return e.Err.Error() }
+func (e *SignatureError) Unwrap() error { return e.Err }
+
+func signatureMismatch(stringToSign, format string, args ...any) error {
+	return &SignatureError{Err: authFailed(format, args...), StringToSign: stringToSign}
 }
 
 // rfc1123 formats t as the service does in authentication details

@@ -71,6 +71,9 @@ func (s *SAS) has(key string) bool { _, ok := s.q[key]; return ok }
 // signed services (account SAS). Resource type, permission, table and key
 // range depend on the operation: Grant.Allow and Grant.InRange check them.
 func (s *SAS) Verify(req *Request, acct *Account, opts VerifyOptions) (*Grant, error) {
+	if err := s.once(); err != nil {
+		return nil, err
+	}
 	if s.IsAccount() {
 		return s.verifyAccount(req, acct, opts)
 	}
@@ -136,7 +139,7 @@ func (s *SAS) verifyService(req *Request, acct *Account, opts VerifyOptions) (*G
 
 	candidates := s.serviceStringsToSign(acct.Name)
 	if !signs(acct.Keys, candidates, mac) {
-		return nil, authFailed("Signature did not match. String to sign used was %s", candidates[0])
+		return nil, signatureMismatch(candidates[0], "Signature did not match. String to sign used was %s", candidates[0])
 	}
 
 	if revocable {
@@ -288,7 +291,7 @@ func (s *SAS) verifyAccount(req *Request, acct *Account, opts VerifyOptions) (*G
 
 	candidates := s.accountStringsToSign(acct.Name)
 	if !signs(acct.Keys, candidates, mac) {
-		return nil, authFailed("Signature did not match. String to sign used was %s", candidates[0])
+		return nil, signatureMismatch(candidates[0], "Signature did not match. String to sign used was %s", candidates[0])
 	}
 	if err := checkWindow(req.now(), start, expiry); err != nil {
 		return nil, err

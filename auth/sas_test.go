@@ -447,3 +447,38 @@ func TestAccountSAS(t *testing.T) {
 		})
 	}
 }
+
+// TestSASFieldTwice: a SAS that gives sig or any signed field twice is 403
+// AuthenticationFailed, even when both values are the same, for service
+// and account SAS alike (docs/protocol.md 0.1).
+func TestSASFieldTwice(t *testing.T) {
+	service := serviceSAS(devKey, "devstoreaccount1", copyFields(baseService, "spk", "a", "epk", "z"), false)
+	account := accountSAS(devKey, "devstoreaccount1", map[string]string{"sv": "2019-02-02", "ss": "t", "srt": "sco", "sp": "rwdlacu",
+		"se": baseService["se"]}, false)
+	ok(t)(mustParse(t, service).Verify(sasRequest(service, true), dev, VerifyOptions{}))
+	ok(t)(mustParse(t, account).Verify(sasRequest(account, true), dev, VerifyOptions{}))
+	for name, q := range map[string]url.Values{"service": service, "account": account} {
+		for key := range q {
+			for _, second := range []string{q.Get(key), "other"} {
+				twice := url.Values{}
+				for k, v := range q {
+					twice[k] = append([]string(nil), v...)
+				}
+				twice.Add(key, second)
+				e := wantErr(t, sidecar(mustParse(t, twice).Verify(sasRequest(twice, true), dev, VerifyOptions{})), tableemu.AuthenticationFailed)
+				if !strings.Contains(e.Detail, key+" is given 2 times") {
+					t.Errorf("%s SAS, %s twice (%q): detail %q", name, key, second, e.Detail)
+				}
+			}
+		}
+	}
+}
+
+func mustParse(t *testing.T, q url.Values) *SAS {
+	t.Helper()
+	s, ok := ParseSAS(q)
+	if !ok {
+		t.Fatal("no SAS")
+	}
+	return s
+}

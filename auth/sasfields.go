@@ -13,6 +13,21 @@ import (
 // ("Signature fields not well formed.", "sv is mandatory. Cannot be empty",
 // "st is optional but cannot be empty"); the details below reuse its wording.
 
+// sasFields are the query parameters a SAS consists of: every signed field
+// of a service or account SAS, and sig.
+var sasFields = []string{"sv", "ss", "srt", "tn", "sp", "st", "se", "sip", "spr", "si", "spk", "srk", "epk", "erk", "ses", "sig"}
+
+// once refuses a SAS that gives one of its fields twice: the service takes
+// neither the first nor the last (docs/protocol.md 0.1).
+func (s *SAS) once() error {
+	for _, key := range sasFields {
+		if len(s.q[key]) > 1 {
+			return authFailed("Signature fields not well formed: %s is given %d times.", key, len(s.q[key]))
+		}
+	}
+	return nil
+}
+
 func (s *SAS) mandatory(key string) error {
 	if strings.TrimSpace(s.q.Get(key)) == "" {
 		return authFailed("%s is mandatory. Cannot be empty", key)
@@ -224,9 +239,8 @@ func checkProtocol(httpsOnly, secure, loose bool) error {
 	if !httpsOnly || secure || loose {
 		return nil
 	}
-	return tableemu.Newf(tableemu.AuthorizationProtocolMismatch,
-		"This request is not authorized to perform this operation using this protocol. "+
-			"The SAS allows HTTPS only (spr=https) and the request came over HTTP; "+
+	return tableemu.New(tableemu.AuthorizationProtocolMismatch).
+		WithHint("the SAS allows HTTPS only (spr=https) and the request came over HTTP; " +
 			"serve HTTPS (--cert/--key) or start tableemu with --loose to accept it.").
 		WithDetail("spr=https over http; --loose accepts it")
 }

@@ -30,38 +30,10 @@ import (
 //     req.Now, a different account, or a wrong signature → 403
 //     AuthenticationFailed with a detail saying which.
 func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
-	values := req.Header["Authorization"] // canonical names: no conversion per request
-	switch {
-	case len(values) == 0:
-		return nil, tableemu.New(tableemu.NoAuthenticationInformation)
-	case len(values) > 1:
-		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Duplicate authorization headers found.")
+	lite, claimed, sig, err := parseSharedKey(req.Header)
+	if err != nil {
+		return nil, err
 	}
-	header := strings.TrimSpace(values[0])
-	scheme, params, _ := strings.Cut(header, " ")
-	var lite bool
-	switch {
-	case strings.EqualFold(scheme, "SharedKey"):
-	case strings.EqualFold(scheme, "SharedKeyLite"):
-		lite = true
-	case strings.EqualFold(scheme, "Bearer"):
-		return nil, authFailed("Authentication scheme Bearer is not supported by this emulator; use Shared Key or a SAS.")
-	default:
-		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authentication scheme %s is not supported.", scheme)
-	}
-
-	// "account:signature"; empty pieces are dropped as the service does
-	// (String.Split with RemoveEmptyEntries), so "a::sig" still parses.
-	var parts []string
-	for _, p := range strings.Split(strings.TrimSpace(params), ":") {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) != 2 {
-		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authorization value '%s' is invalid.", header)
-	}
-	claimed, sig := parts[0], parts[1]
 	mac, ok := decodeSignature(sig)
 	if !ok {
 		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Signature is not a valid base64 string.")
@@ -108,9 +80,54 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	if !signs(acct.Keys, candidates, mac) {
 		// The wording the live service puts in AuthenticationErrorDetail for
 		// a Shared Key mismatch.
-		return nil, authFailed("The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0])
+		return nil, signatureMismatch(candidates[0], "The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0])
 	}
 	return &Grant{Kind: SharedKeyGrant}, nil
+}
+
+// SharedKeyAccount returns the account a Shared Key (or Shared Key Lite)
+// Authorization header claims, refusing the header as VerifySharedKey does
+// when it is missing or malformed. It is for requests whose URL names no
+// account (tableemu's /_tableemu/insights): the caller looks the account up
+// and then verifies the signature with VerifySharedKey.
+func SharedKeyAccount(h http.Header) (string, error) {
+	_, claimed, _, err := parseSharedKey(h)
+	return strings.TrimSuffix(claimed, "-secondary"), err
+}
+
+// parseSharedKey reads "SharedKey account:signature" (or SharedKeyLite).
+func parseSharedKey(h http.Header) (lite bool, claimed, sig string, err error) {
+	values := h["Authorization"] // canonical name: no conversion per request
+	switch {
+	case len(values) == 0:
+		return false, "", "", tableemu.New(tableemu.NoAuthenticationInformation)
+	case len(values) > 1:
+		return false, "", "", tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Duplicate authorization headers found.")
+	}
+	header := strings.TrimSpace(values[0])
+	scheme, params, _ := strings.Cut(header, " ")
+	switch {
+	case strings.EqualFold(scheme, "SharedKey"):
+	case strings.EqualFold(scheme, "SharedKeyLite"):
+		lite = true
+	case strings.EqualFold(scheme, "Bearer"):
+		return false, "", "", authFailed("Authentication scheme Bearer is not supported by this emulator; use Shared Key or a SAS.")
+	default:
+		return false, "", "", tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authentication scheme %s is not supported.", scheme)
+	}
+
+	// "account:signature"; empty pieces are dropped as the service does
+	// (String.Split with RemoveEmptyEntries), so "a::sig" still parses.
+	var parts []string
+	for _, p := range strings.Split(strings.TrimSpace(params), ":") {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) != 2 {
+		return false, "", "", tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authorization value '%s' is invalid.", header)
+	}
+	return lite, parts[0], parts[1], nil
 }
 
 // requestDates returns the date values to try in the string-to-sign:

@@ -80,6 +80,13 @@ func TestCanonicalPaths(t *testing.T) {
 	if got := CanonicalPaths("acct", ""); !slices.Equal(got, []string{"/acct/"}) {
 		t.Errorf("empty path: %q", got)
 	}
+	// Python's path-style secondary: the primary's path behind the
+	// "-secondary" segment, signed as the primary's path.
+	got = CanonicalPaths("acct", "/acct-secondary/acct/")
+	want = []string{"/acct/acct-secondary/acct/", "/acct/acct/acct/", "/acct/acct/"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
 	// A name that merely starts like the secondary is not rewritten.
 	if got := CanonicalPaths("acct", "/acct-secondaryx/Tables"); len(got) != 1 {
 		t.Errorf("prefix only: %q", got)
@@ -240,4 +247,34 @@ func TestAuthenticateDispatch(t *testing.T) {
 	both := sasRequest(q, true)
 	both.Header = lite.Header
 	wantErr(t, sidecar(Authenticate(both, dev, VerifyOptions{})), tableemu.InvalidAuthenticationInfo)
+}
+
+// TestSharedKeyAccount: the account a header claims, read as
+// VerifySharedKey reads it (the secondary name is the primary account),
+// and the same refusals for a header that names none.
+func TestSharedKeyAccount(t *testing.T) {
+	for h, want := range map[string]string{
+		"SharedKey acme:c2ln":                    "acme",
+		"sharedkeylite acme:c2ln":                "acme",
+		"SharedKey acme::c2ln":                   "acme",
+		"SharedKey devstoreaccount1-secondary:x": "devstoreaccount1",
+	} {
+		got, err := SharedKeyAccount(http.Header{"Authorization": {h}})
+		if err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", h, got, err, want)
+		}
+	}
+	for h, code := range map[string]tableemu.Code{
+		"":                   tableemu.NoAuthenticationInformation,
+		"SharedKey acme":     tableemu.InvalidAuthenticationInfo,
+		"Basic dXNlcjpwYXNz": tableemu.InvalidAuthenticationInfo,
+		"Bearer eyJ0eXAi":    tableemu.AuthenticationFailed,
+	} {
+		hd := http.Header{}
+		if h != "" {
+			hd.Set("Authorization", h)
+		}
+		_, err := SharedKeyAccount(hd)
+		wantErr(t, err, code)
+	}
 }

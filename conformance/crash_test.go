@@ -107,7 +107,7 @@ func startBinaryCmd(t *testing.T, bin, dir string, mod func(*exec.Cmd), args ...
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "tableemu: connection string "); ok {
+			if rest, ok := cutLogLine(sc.Text(), "connection string "); ok {
 				lines <- rest
 			}
 		}

@@ -250,6 +250,55 @@ func TestDeleteEntity(t *testing.T) {
 	wantRawCode(t, r, 400, "InvalidInput")
 }
 
+// TestIfMatchForms: If-Match takes "*" or a weak ETag, its W/ prefix in
+// either case; a weak ETag that matches nothing is 412, a strong one (even
+// the entity's own without W/) or any other text 400 InvalidInput, for
+// replace, merge and delete alike (docs/protocol.md 0.1).
+func TestIfMatchForms(t *testing.T) {
+	c, name := shared.newNamedTable(t)
+	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "V": 1}), nil)
+	must(t, err)
+	_, cur := getProps(t, c, "p", "r")
+	strong := strings.TrimPrefix(string(cur), "W/")
+	body := []byte(`{"V":2}`)
+	for _, tc := range []struct {
+		ifMatch string
+		status  int
+		code    string
+	}{
+		{`W/"wrong"`, 412, "UpdateConditionNotSatisfied"},
+		{`w/"wrong"`, 412, "UpdateConditionNotSatisfied"},
+		{`W/""`, 412, "UpdateConditionNotSatisfied"},
+		{`W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`, 412, "UpdateConditionNotSatisfied"},
+		{`"wrong"`, 400, "InvalidInput"},
+		{strong, 400, "InvalidInput"},
+		{`W/wrong`, 400, "InvalidInput"},
+		{`wrong`, 400, "InvalidInput"},
+	} {
+		for _, method := range []string{"PUT", "MERGE", "DELETE"} {
+			b := body
+			if method == "DELETE" {
+				b = nil
+			}
+			r := shared.raw(t, method, entityPath(name, "p", "r"), map[string]string{"If-Match": tc.ifMatch, "Content-Type": "application/json"}, b)
+			if r.StatusCode != tc.status || r.Header.Get("x-ms-error-code") != tc.code {
+				t.Errorf("%s If-Match %s: %d %s, want %d %s", method, tc.ifMatch, r.StatusCode, r.Header.Get("x-ms-error-code"), tc.status, tc.code)
+			}
+		}
+	}
+	if m, etag := getProps(t, c, "p", "r"); m["V"] != float64(1) || etag != cur {
+		t.Fatalf("a refused write changed the entity: %v %s", m, etag)
+	}
+	// The entity's own ETag with a lower-case w/ matches.
+	r := shared.raw(t, "MERGE", entityPath(name, "p", "r"), map[string]string{"If-Match": "w/" + strong, "Content-Type": "application/json"}, body)
+	if r.StatusCode != 204 {
+		t.Fatalf("merge with w/ and the current ETag: %d %s", r.StatusCode, r.body)
+	}
+	if m, _ := getProps(t, c, "p", "r"); m["V"] != float64(2) {
+		t.Fatalf("after merge: %v", m)
+	}
+}
+
 func TestETagsUniquePerWrite(t *testing.T) {
 	c := shared.newTable(t)
 	seen := map[azcore.ETag]bool{}

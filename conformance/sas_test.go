@@ -68,6 +68,28 @@ func TestServiceSAS(t *testing.T) {
 	wantCode(t, err, 403, "AuthorizationFailure")
 }
 
+// TestSASFieldGivenTwice: a SAS whose sig or a signed field appears twice
+// in the query is 403 AuthenticationFailed, even with the same value twice;
+// the same SAS given once is served (docs/protocol.md 0.1).
+func TestSASFieldGivenTwice(t *testing.T) {
+	c, name := shared.newNamedTable(t)
+	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil)
+	must(t, err)
+	q, err := url.ParseQuery(tableSASQuery(t, shared, name, aztables.SASPermissions{Read: true}))
+	must(t, err)
+	unsigned := map[string]string{"Authorization": ""}
+	r := shared.raw(t, "GET", entityPath(name, "p", "r")+"?"+q.Encode(), unsigned, nil)
+	if r.StatusCode != 200 {
+		t.Fatalf("the SAS once: %d %s", r.StatusCode, r.body)
+	}
+	for key := range q {
+		for _, again := range []string{q.Get(key), "x"} {
+			r := shared.raw(t, "GET", entityPath(name, "p", "r")+"?"+q.Encode()+"&"+url.Values{key: {again}}.Encode(), unsigned, nil)
+			wantRawCode(t, r, 403, "AuthenticationFailed")
+		}
+	}
+}
+
 func TestSASKeyRange(t *testing.T) {
 	// The Go SDK signs spk/srk/epk/erk but never sends them (docs/protocol.md
 	// 13), so this SAS is built by hand: sv=2019-02-02, the service SAS

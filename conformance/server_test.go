@@ -100,7 +100,7 @@ func TestBinary(t *testing.T) {
 	var cs string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "tableemu: connection string "); ok {
+		if rest, ok := cutLogLine(sc.Text(), "connection string "); ok {
 			cs = rest
 			break
 		}
@@ -142,7 +142,7 @@ func TestBinary(t *testing.T) {
 	msc := bufio.NewScanner(memOut)
 	cs = ""
 	for msc.Scan() {
-		if rest, ok := strings.CutPrefix(msc.Text(), "tableemu: connection string "); ok {
+		if rest, ok := cutLogLine(msc.Text(), "connection string "); ok {
 			cs = rest
 			break
 		}
@@ -175,4 +175,14 @@ func TestBinary(t *testing.T) {
 	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "AZURITE_ACCOUNTS") {
 		t.Fatalf("bad AZURITE_ACCOUNTS: err %v, output %s", err, out)
 	}
+}
+
+// cutLogLine returns what follows prefix in a line of tableemu's log
+// (`<time> <message>`, emulator.Log), if the message starts with prefix.
+func cutLogLine(line, prefix string) (string, bool) {
+	_, msg, ok := strings.Cut(line, " ")
+	if !ok {
+		return "", false
+	}
+	return strings.CutPrefix(msg, prefix)
 }

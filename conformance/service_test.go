@@ -201,6 +201,30 @@ func TestServiceStats(t *testing.T) {
 
 	_, err = shared.service(t).GetStatistics(ctx(), nil)
 	wantCode(t, err, 400, "InvalidQueryParameterValue")
+
+	// Python's azure-data-tables builds a path-style secondary URL by
+	// putting "-secondary" in front of the primary's path, so the account
+	// segment comes twice: /acct-secondary/acct/?restype=service&comp=stats,
+	// and /acct-secondary/acct/t() for a read. Both are served, signed over
+	// the path as sent or, as that SDK signs it, over the primary's path.
+	c, name := shared.newNamedTable(t)
+	_, err = c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil)
+	must(t, err)
+	for _, path := range []string{"-secondary/" + shared.account + "/?restype=service&comp=stats", "-secondary/" + shared.account + "/" + name + "()"} {
+		req := mustRequest(t, "GET", shared.endpoint+path)
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		shared.signLite(t, req)
+		if r := do(t, req); r.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.StatusCode, r.body)
+		}
+	}
+	req := mustRequest(t, "GET", shared.endpoint+"-secondary/"+shared.account+"/?restype=service&comp=stats")
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("Authorization", "SharedKeyLite "+shared.account+":"+sign(t, shared.key, date+"\n/"+shared.account+"/"+shared.account+"/?comp=stats"))
+	if r := do(t, req); r.StatusCode != 200 {
+		t.Fatalf("signed over the primary's path: %d %s", r.StatusCode, r.body)
+	}
 }
 
 func mustRequest(t *testing.T, method, u string) *http.Request {

@@ -151,6 +151,10 @@ mkdir -p "/etc/netns/$ns"
 printf '127.0.0.1 localhost tableemu\n' >"/etc/netns/$ns/hosts"
 in_ns() { ip netns exec "$ns" "$@"; }
 
+# ts matches the time that starts every line of the server's log
+# (emulator.Log: 2006-01-02T15:04:05.000Z, then a space), in grep and sed.
+ts='^[-0-9T:.]*Z '
+
 # start LOG [VAR=value...] -- [extra arguments]: the image's command line
 # plus extra arguments, with the image's Env plus VARs, as uid:gid.
 start() {
@@ -171,7 +175,7 @@ start() {
 		sleep 0.05
 	done
 	server_child=${server_child%% *}
-	until grep -q '^Azurite Table service is successfully listening at ' "$log"; do
+	until grep -q "${ts}Azurite Table service is successfully listening at " "$log"; do
 		kill -0 "$server_pid" 2>/dev/null || { cat "$log"; die "the server exited at start"; }
 		[ $SECONDS -lt $deadline ] || { cat "$log"; die "no readiness line within 20 s"; }
 		sleep 0.1
@@ -192,7 +196,7 @@ stop() {
 	wait "$server_pid" || rc=$?
 	server_pid='' server_child=''
 	[ "$rc" = 0 ] || { tail -5 "$log"; die "exit status $rc after SIGTERM"; }
-	grep -q '^tableemu: stopped' "$log" || die "no clean stop in the log"
+	grep -q "${ts}stopped\$" "$log" || die "no clean stop in the log"
 }
 
 # healthcheck [extra arguments]: the image's HEALTHCHECK command, as the
@@ -204,7 +208,7 @@ healthcheck() {
 # connection_string LOG: the first one printed, used as it is.
 connection_string() {
 	local cs
-	cs=$(sed -n 's/^tableemu: connection string //p' "$1" | head -1)
+	cs=$(sed -n "s/${ts}connection string //p" "$1" | head -1)
 	[ -n "$cs" ] || die "no connection string printed"
 	echo "$cs"
 }
@@ -226,9 +230,9 @@ conformance() { # conformance CONNECTION_STRING [test flags]
 
 log1=$work/server1.log
 start "$log1" --
-grep -q '^Azurite Table service is successfully listening at http://0.0.0.0:10002 ' "$log1" ||
+grep -q "${ts}Azurite Table service is successfully listening at http://0.0.0.0:10002 " "$log1" ||
 	die "not listening on 0.0.0.0:10002"
-grep -q '^tableemu: serving Azure Table storage from /data/tableemu.sqlite$' "$log1" ||
+grep -q "${ts}tableemu serves Azure Table storage from /data/tableemu.sqlite (with its -wal and -shm files)\$" "$log1" ||
 	die "the database is not under /data"
 cs=$(connection_string "$log1")
 
@@ -257,7 +261,7 @@ step "extra arguments (--tablePort 10012 --silent) and AZURITE_ACCOUNTS"
 key=$(head -c 32 /dev/urandom | base64 -w0)
 log2=$work/server2.log
 start "$log2" "AZURITE_ACCOUNTS=imagetest:$key" -- --tablePort 10012 --silent
-grep -q '^tableemu: endpoint http://127.0.0.1:10012/imagetest$' "$log2" || die "AZURITE_ACCOUNTS or --tablePort did not pass through"
+grep -q "${ts}endpoint http://127.0.0.1:10012/imagetest\$" "$log2" || die "AZURITE_ACCOUNTS or --tablePort did not pass through"
 if grep -q devstoreaccount1 "$log2"; then die "AZURITE_ACCOUNTS should replace devstoreaccount1"; fi
 healthcheck --tablePort 10012 || die "healthcheck --tablePort 10012 fails"
 cs2=$(connection_string "$log2")

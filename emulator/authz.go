@@ -23,15 +23,7 @@ func (s *Server) authorize(c *call) error {
 		// ResourceNotFound, which tells a client the account is wrong.
 		return tableemu.New(tableemu.ResourceNotFound).WithDetail("no account %q (AZURITE_ACCOUNTS sets the accounts)", c.res.account)
 	}
-	req := &auth.Request{
-		Method:         c.verb,
-		Header:         c.r.Header,
-		Query:          c.r.URL.Query(),
-		CanonicalPaths: auth.CanonicalPaths(c.res.account, c.res.rawPath),
-		Secure:         c.r.TLS != nil,
-		RemoteIP:       remoteIP(c.r),
-		Now:            s.now(),
-	}
+	req := s.authRequest(c)
 	var g *auth.Grant
 	var err error
 	if s.cfg.OAuth != "" && auth.IsBearer(c.r.Header) && !c.r.URL.Query().Has("sig") {
@@ -63,6 +55,21 @@ func (s *Server) authorize(c *call) error {
 	}
 	c.acct, c.grant = acct, g
 	return nil
+}
+
+// authRequest describes c to package auth: its method as sent, headers,
+// query, the canonicalized-resource candidates of its account and path,
+// and the connection.
+func (s *Server) authRequest(c *call) *auth.Request {
+	return &auth.Request{
+		Method:         c.verb,
+		Header:         c.r.Header,
+		Query:          c.r.URL.Query(),
+		CanonicalPaths: auth.CanonicalPaths(c.res.account, c.res.rawPath),
+		Secure:         c.r.TLS != nil,
+		RemoteIP:       remoteIP(c.r),
+		Now:            s.now(),
+	}
 }
 
 // policyLookup is the stored access policy lookup for a SAS with si

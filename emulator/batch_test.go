@@ -347,6 +347,12 @@ func TestBatchOperationFailures(t *testing.T) {
 		{"Atom only", "POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\nAccept: application/atom+xml\n\n{\"PartitionKey\":\"p\",\"RowKey\":\"x\"}", 415, "AtomFormatNotSupported"},
 		{"missing entity", "DELETE " + entity("p", "x") + " HTTP/1.1\nIf-Match: *\n\n", 404, "ResourceNotFound"},
 		{"stale ETag", "PUT " + entity("p", "existing") + " HTTP/1.1\nIf-Match: W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"\n\n{}", 412, "UpdateConditionNotSatisfied"},
+		// If-Match forms (docs/protocol.md 0.1): a weak ETag, W/ in either
+		// case, that matches nothing is 412; a strong one is 400.
+		{"unknown weak ETag", "MERGE " + entity("p", "existing") + " HTTP/1.1\nIf-Match: W/\"wrong\"\n\n{}", 412, "UpdateConditionNotSatisfied"},
+		{"lower-case w/ ETag", "DELETE " + entity("p", "existing") + " HTTP/1.1\nIf-Match: w/\"wrong\"\n\n", 412, "UpdateConditionNotSatisfied"},
+		{"strong ETag", "PUT " + entity("p", "existing") + " HTTP/1.1\nIf-Match: \"wrong\"\n\n{}", 400, "InvalidInput"},
+		{"our ETag without W/", "DELETE " + entity("p", "existing") + " HTTP/1.1\nIf-Match: \"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"\n\n", 400, "InvalidInput"},
 		{"existing entity", insertOp("p", "existing"), 409, "EntityAlreadyExists"},
 	}
 	r := postBatch(t, hs, batchCT, changeset(insertOp("p", "existing")))
@@ -403,23 +409,48 @@ func TestBatchTooManyOperations(t *testing.T) {
 	}
 }
 
-// TestBatchTooLarge: more than 4 MiB is 413 for the whole request
-// (docs/protocol.md 7.2, 7.4).
+// TestBatchTooLarge: a batch body of exactly 4 MiB is served; one byte more
+// is 413 RequestBodyTooLarge for the whole request, the limit of every
+// request body (docs/protocol.md 0.1, 7.2).
 func TestBatchTooLarge(t *testing.T) {
 	_, hs := batchServer(t)
-	pad := strings.Repeat("x", 30000)
-	var ops []string
-	for i := 0; i < 141; i++ { // 141 × 30 KB > 4 MiB, < the server's body limit
-		ops = append(ops, "POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"p\",\"RowKey\":\""+fmt.Sprint(i)+"\",\"S\":\""+pad+"\"}")
+	host := strings.TrimPrefix(hs.URL, "http://")
+	// body builds 100 inserts whose padding adds up to exactly size bytes
+	// of body (each op's two strings stay under the 32 KiB-character limit).
+	body := func(prefix string, size int) string {
+		op := func(i, pad int) string {
+			return "POST http://" + host + "/devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"" + prefix + "\",\"RowKey\":\"" +
+				fmt.Sprintf("%03d", i) + "\",\"A\":\"" + strings.Repeat("a", pad/2) + "\",\"B\":\"" + strings.Repeat("b", pad-pad/2) + "\"}"
+		}
+		var ops []string
+		for i := 0; i < 100; i++ {
+			ops = append(ops, op(i, 0))
+		}
+		left := size - len(changeset(ops...))
+		for i := range ops {
+			ops[i] = op(i, left/100+btoi(i < left%100))
+		}
+		return changeset(ops...)
 	}
-	body := changeset(ops...)
-	if len(body) <= maxBatchBytes || len(body) > maxBody {
-		t.Fatalf("test body is %d bytes", len(body))
+	exact := body("exact", maxBody)
+	if len(exact) != maxBody {
+		t.Fatalf("test body is %d bytes", len(exact))
 	}
-	r := postBatch(t, hs, batchCT, body)
+	if o := outcomeOf(postBatch(t, hs, batchCT, exact)); o.status != 202 || o.errorCode != "" || len(o.parts) != 100 {
+		t.Fatalf("a batch of exactly 4 MiB: %+v", o)
+	}
+	over := body("over", maxBody+1)
+	r := postBatch(t, hs, batchCT, over)
 	if r.StatusCode != 413 || r.Header.Get("x-ms-error-code") != "RequestBodyTooLarge" {
-		t.Fatalf("%d %s", r.StatusCode, r.body)
+		t.Fatalf("4 MiB + 1: %d %s", r.StatusCode, r.body)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestBatchLoneQueryMissing: a query batch that fails answers without a
@@ -536,5 +567,32 @@ func TestUnclosedKeyLiteral(t *testing.T) {
 	r = postBatch(t, hs, batchCT, changeset("DELETE http://HOST/devstoreaccount1/batchtbl(PartitionKey=') HTTP/1.1\nIf-Match: *\n\n"))
 	if o := outcomeOf(r); o.code != "InvalidInput" || o.index != 0 {
 		t.Fatalf("batch: %+v %s", o, r.body)
+	}
+}
+
+// TestBatchPathsFromServiceRoot: operations addressed "/table…" from the
+// service root, as the legacy Python SDK writes them (with LF line ends),
+// name tables of the batch's account on a path-style URL; "/<account>/table"
+// and absolute URLs keep working beside them.
+func TestBatchPathsFromServiceRoot(t *testing.T) {
+	_, hs := batchServer(t)
+	body := changeset(
+		"POST /batchtbl HTTP/1.1\nContent-ID: 1\n\n{\"PartitionKey\":\"root\",\"RowKey\":\"a\"}",
+		"PUT /batchtbl(PartitionKey='root',RowKey='b') HTTP/1.1\n\n{\"V\":1}",
+		"POST /devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"root\",\"RowKey\":\"c\"}",
+		"POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\n\n{\"PartitionKey\":\"root\",\"RowKey\":\"d\"}",
+	)
+	r := postBatch(t, hs, batchCT, strings.ReplaceAll(body, "\r\n", "\n"))
+	if o := outcomeOf(r); o.errorCode != "" || len(o.parts) != 4 {
+		t.Fatalf("%+v\n%s", o, r.body)
+	}
+	for _, rk := range []string{"a", "b", "c", "d"} {
+		if st := entityStatus(t, hs, "batchtbl", "root", rk); st != 200 {
+			t.Fatalf("%s: %d", rk, st)
+		}
+	}
+	r = postBatch(t, hs, batchCT, changeset("DELETE /batchtbl(PartitionKey='root',RowKey='a') HTTP/1.1\nIf-Match: *\n\n"))
+	if o := outcomeOf(r); o.errorCode != "" || len(o.parts) != 1 || entityStatus(t, hs, "batchtbl", "root", "a") != 404 {
+		t.Fatalf("%+v\n%s", o, r.body)
 	}
 }

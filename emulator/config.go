@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DevAccount and DevKey are the well-known development storage account
@@ -27,11 +28,16 @@ type Account struct {
 }
 
 // Config is everything the command line and environment decide.
+//
+// The zero Config is a server for tests: devstoreaccount1, kept in memory.
+// Nothing is written to disk unless Location names a directory; the
+// command line sets Location to the current directory when --location is
+// not given, as Azurite does.
 type Config struct {
 	Host                   string // --tableHost
 	Port                   int    // --tablePort
-	Location               string // --location; "" means the current directory
-	InMemory               bool   // --inMemoryPersistence
+	Location               string // --location; "" keeps everything in memory (see above)
+	InMemory               bool   // --inMemoryPersistence: in memory even if Location is set
 	Fsync                  bool   // --fsync: every commit fsynced before the answer (README, "Durability")
 	Loose                  bool   // --loose
 	SkipAPIVersionCheck    bool   // --skipApiVersionCheck
@@ -40,7 +46,11 @@ type Config struct {
 	OAuth                  string // --oauth
 	Debug                  string // --debug FILE
 	Silent                 bool   // --silent
-	Accounts               []Account
+	// KeepAlive is how long an idle keep-alive connection stays open
+	// (--tableKeepAliveTimeout, in seconds); 0 means the default,
+	// DefaultKeepAlive.
+	KeepAlive time.Duration
+	Accounts  []Account
 	// NoAutoIndex turns off automatic property indexes (emulator/store/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.
 	NoAutoIndex bool // --noAutoIndex
@@ -60,55 +70,30 @@ func DefaultAccounts() []Account {
 	return a
 }
 
+// ErrVersion is LoadConfig's answer to --version: the caller prints the
+// version and exits 0. (--help is flag.ErrHelp, after LoadConfig has
+// written the help to its usage writer.)
+var ErrVersion = errors.New("version requested")
+
+// ignoredFlags are flags of Azurite's all-in-one command (`azurite`) that
+// configure its blob and queue services. A command line written for it
+// keeps working: they are read, and ignored with a warning.
+var ignoredFlags = []string{"blobHost", "blobPort", "blobKeepAliveTimeout", "queueHost", "queuePort", "queueKeepAliveTimeout", "extentMemoryLimit"}
+
 // LoadConfig reads the Azurite-compatible command line (without the program
 // name) and environment. Anything it cannot honour is an error: a typo in a
 // flag or in AZURITE_ACCOUNTS must stop the program, never fall back to a
-// default silently.
+// default silently. --help writes the help to usage (nil: nowhere) and
+// returns flag.ErrHelp; --version returns ErrVersion.
 func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	c := Config{Host: "127.0.0.1", Port: 10002}
-	fs := flag.NewFlagSet("tableemu", flag.ContinueOnError)
-	fs.SetOutput(usage)
-	fs.StringVar(&c.Host, "tableHost", c.Host, "address to listen on (0.0.0.0 for all interfaces)")
-	fs.IntVar(&c.Port, "tablePort", c.Port, "port to listen on (0 picks a free port)")
-	fs.StringVar(&c.Location, "location", "", "directory for the database file (default: the current directory)")
-	fs.StringVar(&c.Location, "l", "", "short for --location")
-	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
-	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
-	fs.BoolVar(&c.Loose, "loose", false, "relax strict checks that the emulator cannot honour over plain HTTP (account SAS signed for https)")
-	fs.BoolVar(&c.Loose, "L", false, "short for --loose")
-	fs.BoolVar(&c.SkipAPIVersionCheck, "skipApiVersionCheck", false, "accept any x-ms-version")
-	fs.BoolVar(&c.DisableProductStyleURL, "disableProductStyleUrl", false, "never take the account from the Host header")
-	fs.StringVar(&c.Cert, "cert", "", "PEM certificate file: serve HTTPS")
-	fs.StringVar(&c.Key, "key", "", "PEM private key file for --cert")
-	fs.StringVar(&c.Pwd, "pwd", "", "password for a PFX --cert (not supported: use PEM)")
-	fs.StringVar(&c.OAuth, "oauth", "", "OAuth level: basic")
-	fs.StringVar(&c.Debug, "debug", "", "write a debug log to this file")
-	fs.StringVar(&c.Debug, "d", "", "short for --debug")
-	fs.BoolVar(&c.Silent, "silent", false, "no access log")
-	fs.BoolVar(&c.Silent, "s", false, "short for --silent")
-	fs.BoolVar(&c.NoAutoIndex, "noAutoIndex", false, "never index properties that filters keep scanning")
-	fs.BoolVar(&c.Insights, "insights", false, "classify queries (x-tableemu-* headers, log) and serve GET /_tableemu/insights")
-	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy beyond ~2,000 entities/s per partition and ~20,000 per account")
-	fs.StringVar(&c.Faults, "faults", "", "inject transient failures, e.g. rate=0.1,kinds=timeout|busy|drop,ops=InsertEntity (see README)")
-	// Azurite flags that change nothing here are accepted so that
-	// existing command lines keep working.
-	var ignored bool
-	fs.BoolVar(&ignored, "disableTelemetry", false, "accepted for Azurite compatibility; tableemu sends no telemetry")
-	// Azurite's all-in-one command takes blob and queue flags too; a
-	// compose file written for it keeps working, with a warning.
-	var otherServices []string
-	for _, name := range []string{"blobHost", "blobPort", "queueHost", "queuePort"} {
-		fs.Func(name, "accepted for Azurite compatibility and ignored: tableemu serves tables only", func(v string) error {
-			otherServices = append(otherServices, name)
-			return nil
-		})
-	}
+	fs, extra := newFlagSet(&c)
 	// `azurite` or `azurite-table` as a word of the command line — an
 	// Azurite container's command, appended to this image's entrypoint —
 	// is skipped, and the flags after it are read too.
 	for {
 		if err := fs.Parse(args); err != nil {
-			return c, err
+			return c, flagError(fs, err)
 		}
 		if fs.NArg() == 0 || (fs.Arg(0) != "azurite" && fs.Arg(0) != "azurite-table") {
 			break
@@ -116,17 +101,35 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%q ignored: tableemu is the table service", fs.Arg(0)))
 		args = fs.Args()[1:]
 	}
-	if len(otherServices) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("--%s ignored: tableemu serves the table service only", strings.Join(otherServices, ", --")))
+	if extra.help {
+		if usage != nil {
+			writeHelp(usage, fs)
+		}
+		return c, flag.ErrHelp
+	}
+	if extra.version {
+		return c, ErrVersion
+	}
+	if len(extra.ignored) > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("--%s ignored: tableemu serves the table service only", strings.Join(extra.ignored, ", --")))
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (flags start with --; tableemu --help lists them)", fs.Arg(0))
 	}
 	if net.ParseIP(c.Host) == nil && c.Host != "localhost" {
 		return c, fmt.Errorf("--tableHost %q: not an IP address", c.Host)
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		return c, fmt.Errorf("--tablePort %d: not a port number", c.Port)
+	}
+	if extra.keepAlive != "" {
+		// Seconds, as Azurite's --tableKeepAliveTimeout; it hands the value
+		// to Node's server.keepAliveTimeout, which takes fractions too.
+		sec, err := strconv.ParseFloat(extra.keepAlive, 64)
+		if err != nil || !(sec > 0) || sec > 24*3600 {
+			return c, fmt.Errorf("--tableKeepAliveTimeout %q: want seconds, more than 0 and at most a day", extra.keepAlive)
+		}
+		c.KeepAlive = time.Duration(sec * float64(time.Second))
 	}
 	if (c.Cert == "") != (c.Key == "") {
 		if c.Pwd == "" {
@@ -150,8 +153,14 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 			return c, fmt.Errorf("--faults: %w", err)
 		}
 	}
-	if c.InMemory && c.Location != "" {
+	switch {
+	case c.InMemory && c.Location != "":
+		// Azurite refuses this pair; tableemu's image passes --location
+		// /data in its entrypoint, so `docker run IMAGE
+		// --inMemoryPersistence` must work.
 		c.Warnings = append(c.Warnings, "--inMemoryPersistence: --location is ignored, nothing is written there")
+	case !c.InMemory && c.Location == "":
+		c.Location = "." // Azurite's default: the current directory
 	}
 	if c.InMemory && c.Fsync {
 		c.Warnings = append(c.Warnings, "--fsync has no effect with --inMemoryPersistence: nothing is written to disk")
@@ -178,6 +187,125 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		c.Accounts = DefaultAccounts()
 	}
 	return c, nil
+}
+
+// flagExtras are what the flag set reads beyond Config's fields.
+type flagExtras struct {
+	help, version bool
+	keepAlive     string
+	ignored       []string
+}
+
+// newFlagSet defines every flag on c. Usage strings name their value in
+// backquotes (flag.UnquoteUsage), which --help prints.
+func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
+	x := &flagExtras{}
+	fs := flag.NewFlagSet("tableemu", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // LoadConfig reports errors and help itself
+	fs.Usage = func() {}
+	fs.StringVar(&c.Host, "tableHost", c.Host, "listen on `ADDRESS` (0.0.0.0: every interface)")
+	fs.IntVar(&c.Port, "tablePort", c.Port, "listen on `PORT` (0 picks a free one)")
+	fs.StringVar(&x.keepAlive, "tableKeepAliveTimeout", "", "close keep-alive connections idle for `SECONDS` (default 120)")
+	fs.StringVar(&c.Location, "location", "", "keep the database, tableemu.sqlite, in `DIR` (default: the current directory)")
+	fs.StringVar(&c.Location, "l", "", "short for --location")
+	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
+	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
+	fs.BoolVar(&c.Loose, "loose", false, "accept an account SAS signed for https over plain HTTP")
+	fs.BoolVar(&c.Loose, "L", false, "short for --loose")
+	fs.BoolVar(&c.SkipAPIVersionCheck, "skipApiVersionCheck", false, "accept any x-ms-version")
+	fs.BoolVar(&c.DisableProductStyleURL, "disableProductStyleUrl", false, "never take the account from the Host header")
+	fs.StringVar(&c.Cert, "cert", "", "serve HTTPS with the PEM certificate in `FILE`")
+	fs.StringVar(&c.Key, "key", "", "the PEM private key of --cert, in `FILE`")
+	fs.StringVar(&c.Pwd, "pwd", "", "the `PASSWORD` of a PFX certificate: refused, tableemu takes PEM (--cert, --key)")
+	fs.StringVar(&c.OAuth, "oauth", "", "accept bearer tokens; the only `LEVEL` is basic (needs --cert)")
+	fs.StringVar(&c.Debug, "debug", "", "write a debug log (request headers, errors) to `FILE`")
+	fs.StringVar(&c.Debug, "d", "", "short for --debug")
+	fs.BoolVar(&c.Silent, "silent", false, "no access log")
+	fs.BoolVar(&c.Silent, "s", false, "short for --silent")
+	var telemetry bool
+	fs.BoolVar(&telemetry, "disableTelemetry", false, "accepted: tableemu sends no telemetry")
+	fs.BoolVar(&c.NoAutoIndex, "noAutoIndex", false, "never index properties that filters keep scanning")
+	fs.BoolVar(&c.Insights, "insights", false, "classify queries (x-tableemu-* headers, log) and serve GET /_tableemu/insights")
+	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy beyond ~2,000 entities/s per partition and ~20,000 per account")
+	fs.StringVar(&c.Faults, "faults", "", "inject transient failures as `SPEC` says, e.g. rate=0.1,kinds=timeout|busy|drop,ops=InsertEntity")
+	for _, name := range ignoredFlags {
+		fs.Func(name, "any `VALUE`; ignored, with a warning (tableemu serves tables only)", func(string) error {
+			x.ignored = append(x.ignored, name)
+			return nil
+		})
+	}
+	fs.BoolVar(&x.help, "help", false, "print this help and exit")
+	fs.BoolVar(&x.help, "h", false, "short for --help")
+	fs.BoolVar(&x.version, "version", false, "print the version, commit and Go version, and exit")
+	fs.BoolVar(&x.version, "v", false, "short for --version")
+	return fs, x
+}
+
+// flagError rewords the flag package's errors for a command whose flags are
+// written with two dashes, suggests the flag meant, and points to --help:
+// one line, never the whole usage.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+		if s := closestFlag(fs, name); s != "" {
+			msg += "; did you mean --" + s + "?"
+		}
+	} else {
+		for _, r := range [][2]string{{"flag -", "flag --"}, {"for -", "for --"}, {"argument: -", "argument: --"}} {
+			msg = strings.Replace(msg, r[0], r[1], 1)
+		}
+	}
+	return errors.New(msg + " (tableemu --help lists the flags)")
+}
+
+// closestFlag is the defined flag a mistyped name most likely meant: the
+// same name in another case or with a dash, one a couple of edits away, or
+// the only flag it starts.
+func closestFlag(fs *flag.FlagSet, name string) string {
+	typed := strings.ToLower(strings.ReplaceAll(name, "-", ""))
+	best, bestDist := "", -1
+	var prefixed []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) == 1 {
+			return
+		}
+		low := strings.ToLower(f.Name)
+		if len(typed) >= 4 && strings.HasPrefix(low, typed) {
+			prefixed = append(prefixed, f.Name)
+		}
+		if d := editDistance(typed, low); bestDist < 0 || d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	if bestDist >= 0 && bestDist <= max(1, len(typed)/4) {
+		return best
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // parseAccounts reads "name:key1[:key2];name2:key1". As in Azurite, these

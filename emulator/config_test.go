@@ -1,9 +1,16 @@
 package emulator
 
 import (
+	"bytes"
+	"errors"
+	"flag"
 	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -15,10 +22,35 @@ func TestLoadConfig(t *testing.T) {
 		check   func(t *testing.T, c Config)
 	}{
 		{name: "defaults", check: func(t *testing.T, c Config) {
-			if c.Addr() != "127.0.0.1:10002" || c.InMemory || len(c.Accounts) != 1 || c.Accounts[0].Name != DevAccount || c.Accounts[0].Keys[0] != DevKey {
+			// No --location: the current directory, as in Azurite.
+			if c.Addr() != "127.0.0.1:10002" || c.InMemory || c.Location != "." || c.KeepAlive != 0 || len(c.Accounts) != 1 || c.Accounts[0].Name != DevAccount || c.Accounts[0].Keys[0] != DevKey {
 				t.Fatalf("%+v", c)
 			}
 		}},
+		{name: "keep-alive seconds", args: []string{"--tableKeepAliveTimeout", "2.5"}, check: func(t *testing.T, c Config) {
+			if c.KeepAlive != 2500*time.Millisecond {
+				t.Fatalf("KeepAlive %v", c.KeepAlive)
+			}
+		}},
+		{name: "keep-alive zero", args: []string{"--tableKeepAliveTimeout", "0"}, wantErr: "--tableKeepAliveTimeout"},
+		{name: "keep-alive not a number", args: []string{"--tableKeepAliveTimeout", "5s"}, wantErr: "want seconds"},
+		{name: "every blob and queue flag", args: []string{"--blobHost", "0.0.0.0", "--blobPort", "1", "--blobKeepAliveTimeout", "5", "--queueHost", "0.0.0.0", "--queuePort", "2", "--queueKeepAliveTimeout", "5", "--extentMemoryLimit", "50"},
+			check: func(t *testing.T, c Config) {
+				if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "--blobHost, --blobPort, --blobKeepAliveTimeout, --queueHost, --queuePort, --queueKeepAliveTimeout, --extentMemoryLimit ignored") {
+					t.Fatalf("%q", c.Warnings)
+				}
+			}},
+		{name: "in memory with a location", args: []string{"--location", "/data", "--inMemoryPersistence"}, check: func(t *testing.T, c Config) {
+			if !c.InMemory || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "--location is ignored") {
+				t.Fatalf("%+v", c)
+			}
+		}},
+		{name: "misspelt flag", args: []string{"--tablPort", "1"}, wantErr: "unknown flag --tablPort; did you mean --tablePort? (tableemu --help lists the flags)"},
+		{name: "flag in the wrong case", args: []string{"--skipAPIVersionCheck"}, wantErr: "did you mean --skipApiVersionCheck?"},
+		{name: "flag with a dash", args: []string{"--table-host", "0.0.0.0"}, wantErr: "did you mean --tableHost?"},
+		{name: "prefix of one flag", args: []string{"--disableProduct"}, wantErr: "did you mean --disableProductStyleUrl?"},
+		{name: "nothing close", args: []string{"--verbose"}, wantErr: "unknown flag --verbose (tableemu --help"},
+		{name: "value missing", args: []string{"--tablePort"}, wantErr: "flag needs an argument: --tablePort"},
 		{name: "azurite flags", args: []string{"--tableHost", "0.0.0.0", "--tablePort=10012", "--location", "/tmp/x", "--loose", "--skipApiVersionCheck", "--disableProductStyleUrl", "--silent", "--debug", "/tmp/d.log", "--disableTelemetry"},
 			check: func(t *testing.T, c Config) {
 				if c.Addr() != "0.0.0.0:10012" || c.Location != "/tmp/x" || !c.Loose || !c.SkipAPIVersionCheck || !c.DisableProductStyleURL || !c.Silent || c.Debug != "/tmp/d.log" {
@@ -41,7 +73,7 @@ func TestLoadConfig(t *testing.T) {
 			}
 		}},
 		{name: "in memory", args: []string{"--inMemoryPersistence"}, check: func(t *testing.T, c Config) {
-			if !c.InMemory {
+			if !c.InMemory || c.Location != "" || len(c.Warnings) != 0 {
 				t.Fatal("not in memory")
 			}
 		}},
@@ -100,4 +132,73 @@ func TestLoadConfig(t *testing.T) {
 			tc.check(t, c)
 		})
 	}
+}
+
+// TestLoadConfigHelpAndVersion: --help writes the help to the usage writer
+// and returns flag.ErrHelp; --version returns ErrVersion. Every flag the
+// set defines is in the help.
+func TestLoadConfigHelpAndVersion(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := LoadConfig([]string{"--help"}, func(string) string { return "" }, &b); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	fs, _ := newFlagSet(&Config{})
+	fs.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) == 1 {
+			if !strings.Contains(b.String(), ", -"+f.Name+" ") && !strings.Contains(b.String(), ", -"+f.Name+"\n") {
+				t.Errorf("-%s is not in the help", f.Name)
+			}
+			return
+		}
+		if !strings.Contains(b.String(), "--"+f.Name+" ") && !strings.Contains(b.String(), "--"+f.Name+",") {
+			t.Errorf("--%s is not in the help", f.Name)
+		}
+	})
+	if _, err := LoadConfig([]string{"--version"}, func(string) string { return "" }, io.Discard); !errors.Is(err, ErrVersion) {
+		t.Fatalf("--version: %v", err)
+	}
+}
+
+// TestZeroConfigWritesNothing: New(Config{}) serves from memory: an
+// embedding test that names no directory gets no database file in its
+// working directory.
+func TestZeroConfigWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	s, err := New(Config{Silent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.DatabasePath() != ":memory:" {
+		t.Fatalf("DatabasePath %q, want :memory:", s.DatabasePath())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("New(Config{}) wrote %v", entries)
+	}
+}
+
+// TestNewLocksItsDirectory: two Servers embedded in one process on one
+// Location: the second New fails, naming the directory; after Close the
+// directory is free again.
+func TestNewLocksItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	first, err := New(Config{Location: dir, Silent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(Config{Location: dir, Silent: true})
+	var le *store.LockedError
+	if !errors.As(err, &le) || le.Dir != dir {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("second New on %s: %v, want a LockedError naming it", dir, err)
+	}
+	first.Close()
+	third, err := New(Config{Location: dir, Silent: true})
+	if err != nil {
+		t.Fatalf("New after Close: %v", err)
+	}
+	third.Close()
 }

@@ -31,9 +31,12 @@ type condition struct {
 	ts      int64 // the Timestamp the ETag names; -1 if it names none of ours
 }
 
-// parseIfMatch reads If-Match. An ETag tableemu did not issue but that is
-// shaped like one (a quoted string) can never match, so it yields 412 like
-// a stale ETag; anything else is 400 InvalidInput (docs/protocol.md 3.11).
+// parseIfMatch reads If-Match (docs/protocol.md 0.1, 3.11). The service
+// issues only weak ETags, so it accepts "*" or a weak ETag, W/"…" with the
+// prefix in either case; a weak ETag it did not issue matches nothing and
+// gives 412 UpdateConditionNotSatisfied, whatever is inside the quotes. A
+// strong ETag ("wrong", or even one of ours without its W/) or anything else
+// is 400 InvalidInput (live behaviour reported in Azurite issue 1229).
 func parseIfMatch(h http.Header) (condition, error) {
 	vals, ok := h["If-Match"]
 	if !ok {
@@ -43,11 +46,14 @@ func parseIfMatch(h http.Header) (condition, error) {
 	if v == "*" {
 		return condition{present: true, any: true}, nil
 	}
-	if ts, ok := wire.ParseETag(v); ok {
-		return condition{present: true, ts: ts}, nil
-	}
-	if q := strings.TrimPrefix(v, "W/"); len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' && !strings.Contains(q[1:len(q)-1], `"`) {
-		return condition{present: true, ts: -1}, nil
+	if len(v) >= 4 && (v[0] == 'W' || v[0] == 'w') && v[1] == '/' {
+		q := v[2:]
+		if q[0] == '"' && q[len(q)-1] == '"' && !strings.Contains(q[1:len(q)-1], `"`) {
+			if ts, ok := wire.ParseETag(q); ok {
+				return condition{present: true, ts: ts}, nil
+			}
+			return condition{present: true, ts: -1}, nil
+		}
 	}
 	return condition{}, tableemu.Newf(tableemu.InvalidInput,
 		"The etag value '%s' specified in one of the request headers is not valid. Please make sure only one etag value is specified and is valid.", v)

@@ -2,8 +2,10 @@ package emulator
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tableemu/tableemu"
@@ -18,11 +20,13 @@ import (
 // XML endpoints and for 415.
 func (c *call) writeError(err error) {
 	err = storeErr(err) // a store error that reached here untranslated
-	e := tableemu.From(err)
+	e := c.hint(tableemu.From(err))
 	c.errCode = e.Code
 	var sf *storageFault
 	if e.Code == tableemu.InternalError || errors.As(err, &sf) {
 		c.s.logf("request %s: %s: %v", c.reqID, e.Code, err)
+	} else if c.s.debug != nil {
+		c.debugError(err, e)
 	}
 	h := c.w.Header()
 	h.Set("x-ms-error-code", string(e.Code))
@@ -44,6 +48,24 @@ func (c *call) writeError(err error) {
 		return
 	}
 	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))
+}
+
+// debugError writes to the --debug log why a request was refused: the
+// error's detail, which only the log and XML auth errors carry, and for a
+// signature mismatch the string tableemu signed, quoted with Go escapes
+// (\n between its lines) so that it can be compared character by character
+// with the one the client signed, as Azurite's debug log allows.
+func (c *call) debugError(err error, e *tableemu.Error) {
+	c.s.logMu.Lock()
+	defer c.s.logMu.Unlock()
+	// A detail may quote a string to sign, whose lines would otherwise
+	// start lines of the log without a time.
+	detail := strings.ReplaceAll(orDash(e.Detail), "\n", `\n`)
+	c.s.debugLine(fmt.Sprintf("request %s: %d %s: %s", c.reqID, e.Status, e.Code, detail))
+	var se *auth.SignatureError
+	if errors.As(err, &se) {
+		c.s.debugLine(fmt.Sprintf("request %s: string to sign: %s", c.reqID, strconv.Quote(se.StringToSign)))
+	}
 }
 
 // errorMessage is the message value the service sends: the message, then

@@ -10,20 +10,23 @@ import (
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// Example starts tableemu inside a Go test: an in-memory server on a
-// loopback port, and an aztables client connected to it through the
-// connection string the SDKs understand.
+// Example starts tableemu inside a Go program or test, as README.md's
+// "Embed it in Go tests" does: an in-memory server on a loopback port, and
+// an aztables client connected to it through the connection string the
+// SDKs understand. (conformance/readme_test.go checks that the README's
+// emulator calls are the ones made here.)
 func Example() {
+	// InMemory: nothing touches the disk. Silent: no access log on stdout.
 	srv, err := emulator.New(emulator.Config{InMemory: true, Silent: true})
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv) // listens on 127.0.0.1
+	defer srv.Close()             // runs last: close the database after the server stops
+	hs := httptest.NewServer(srv) // listens on a free port of 127.0.0.1
 	defer hs.Close()
 
-	account := emulator.DefaultAccounts()[0]
-	cs := emulator.ConnectionString(account, hs.URL+"/"+account.Name)
+	account := emulator.DefaultAccounts()[0] // devstoreaccount1 and its well-known key
+	cs := emulator.ConnectionString(account, emulator.Endpoint("http", hs.Listener.Addr().String(), account.Name))
 	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
 	if err != nil {
 		panic(err)

@@ -17,12 +17,19 @@ import (
 
 // Design insight (--insights): what the service would make of the
 // application's table design. Every entity query is classified in the
-// design guide's terms (store.Shape) with the entities it examined and
-// returned, sent back in x-tableemu-* response headers and written to the
-// access log; and GET /_tableemu/insights summarises, per table, the query
-// shapes seen, the table scans and their filters, the partitions written
-// hottest, entities near the size and property limits, and batches the
-// service refuses because their keys span partitions.
+// design guide's terms (store.Shape) with the entities the service would
+// examine and those returned, sent back in x-tableemu-* response headers
+// and written to the access log; and GET /_tableemu/insights summarises,
+// per table, the query shapes seen, the table scans and their filters, the
+// partitions written hottest, entities near the size and property limits,
+// and batches the service refuses because their keys span partitions.
+//
+// The figures are the service's, not tableemu's: once an automatic index
+// (store/autoindex.go) serves a filter, the shape and the entities scanned
+// stay what a scan without it examines (store/servicecount.go). What
+// tableemu itself read is reported apart: x-tableemu-index names the
+// index and x-tableemu-entities-read counts the entities read, and the
+// totals carry entitiesRead and indexedQueries.
 //
 // Off by default: without --insights the server keeps no statistics and
 // the request path pays one nil check.
@@ -32,6 +39,8 @@ type insights struct {
 	mu     sync.Mutex
 	now    func() time.Time
 	tables map[string]*tableInsight // account + "/" + lower-case table
+	// timeline keeps the recent seconds (insights_timeline.go).
+	timeline timeline
 }
 
 type tableInsight struct {
@@ -47,15 +56,22 @@ type tableInsight struct {
 	CrossPartitionExample []string `json:"crossPartitionExample,omitempty"`
 }
 
+// queryStats sums pages of queries. Scanned is the service's count;
+// Read and Indexed are tableemu's own work: the entities it read, and the
+// pages an automatic index served.
 type queryStats struct {
 	Queries  int64 `json:"queries"`
 	Scanned  int64 `json:"entitiesScanned"`
 	Returned int64 `json:"entitiesReturned"`
+	Read     int64 `json:"entitiesRead"`
+	Indexed  int64 `json:"indexedQueries"`
 }
 
 type scanStats struct {
 	Filter string      `json:"filter"`
 	Shape  store.Shape `json:"shape"`
+	// Index is the automatic index that last served the filter, if any.
+	Index string `json:"index,omitempty"`
 	queryStats
 }
 
@@ -107,14 +123,21 @@ func (in *insights) table(account, table string) *tableInsight {
 // query records one page of a query and reports it on the response and in
 // the access log.
 func (in *insights) query(c *call, table, filter string, res store.ScanResult, returned int) {
+	// Without an automatic index tableemu reads what the service would.
+	read := res.Scanned
+	if res.Index != "" {
+		read = res.Read
+	}
 	h := c.w.Header()
 	h.Set("x-tableemu-query-shape", string(res.Shape))
 	h.Set("x-tableemu-entities-scanned", strconv.Itoa(res.Scanned))
 	h.Set("x-tableemu-entities-returned", strconv.Itoa(returned))
+	h.Set("x-tableemu-entities-read", strconv.Itoa(read))
+	c.note = "shape=" + string(res.Shape) + " scanned=" + strconv.Itoa(res.Scanned) + " returned=" + strconv.Itoa(returned)
 	if res.Index != "" {
 		h.Set("x-tableemu-index", res.Index)
+		c.note += " index=" + res.Index + " read=" + strconv.Itoa(read)
 	}
-	c.note = "shape=" + string(res.Shape) + " scanned=" + strconv.Itoa(res.Scanned) + " returned=" + strconv.Itoa(returned)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(c.res.account, table)
@@ -123,7 +146,7 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 		qs = &queryStats{}
 		t.Shapes[res.Shape] = qs
 	}
-	qs.add(res.Scanned, returned)
+	qs.add(res.Scanned, returned, read, res.Index)
 	if res.Shape == store.TableScan || res.Shape == store.PartitionRangeScan {
 		ss := t.scans[filter]
 		if ss == nil {
@@ -133,14 +156,23 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 			ss = &scanStats{Filter: filter, Shape: res.Shape}
 			t.scans[filter] = ss
 		}
-		ss.add(res.Scanned, returned)
+		ss.add(res.Scanned, returned, read, res.Index)
+		if res.Index != "" {
+			ss.Index = res.Index
+		}
 	}
 }
 
-func (q *queryStats) add(scanned, returned int) {
+func (q *queryStats) add(scanned, returned, read int, index string) {
 	q.Queries++
 	if scanned > 0 {
 		q.Scanned += int64(scanned)
+	}
+	if read > 0 {
+		q.Read += int64(read)
+	}
+	if index != "" {
+		q.Indexed++
 	}
 	q.Returned += int64(returned)
 }
@@ -151,10 +183,12 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(account, table)
+	tl := in.timeline.table(account, table)
 	for _, e := range es {
 		if e == nil {
 			continue
 		}
+		tl.write(now, e.PartitionKey)
 		p := t.partitions[e.PartitionKey]
 		if p == nil {
 			p = &partitionStats{PartitionKey: e.PartitionKey}
@@ -214,8 +248,8 @@ func (in *insights) crossPartitionBatch(account, table string, pks []string) {
 	}
 }
 
-// serve answers GET /_tableemu/insights.
-func (in *insights) serve(w http.ResponseWriter) {
+// serve answers GET /_tableemu/insights with account's tables.
+func (in *insights) serve(w http.ResponseWriter, account string) {
 	type tableOut struct {
 		*tableInsight
 		TableScans        []*scanStats      `json:"tableScans"`
@@ -224,6 +258,9 @@ func (in *insights) serve(w http.ResponseWriter) {
 	in.mu.Lock()
 	var out []tableOut
 	for _, t := range in.tables {
+		if t.Account != account {
+			continue
+		}
 		o := tableOut{tableInsight: t}
 		for _, s := range t.scans {
 			c := *s
@@ -249,7 +286,7 @@ func (in *insights) serve(w http.ResponseWriter) {
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Account+"/"+out[i].Table < out[j].Account+"/"+out[j].Table
 	})
-	body, err := json.MarshalIndent(map[string]any{"tables": out}, "", "  ")
+	body, err := json.MarshalIndent(map[string]any{"tables": out, "timeline": in.timeline.report(in.now().Unix(), account)}, "", "  ")
 	in.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -259,19 +296,23 @@ func (in *insights) serve(w http.ResponseWriter) {
 	w.Write(body)
 }
 
-// serveInsights answers GET /_tableemu/insights. It needs no credentials:
-// it is a development aid, switched on with --insights, and says nothing
-// about the data beyond keys and filters.
+// serveInsights answers GET /_tableemu/insights: one account's report,
+// for the reader insights_access.go admits.
 func (s *Server) serveInsights(c *call) {
 	if s.ins == nil {
-		c.writeError(tableemu.Newf(tableemu.ResourceNotFound, "The specified resource does not exist. Start tableemu with --insights to collect design insights."))
+		c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
 		return
 	}
 	if c.r.Method != http.MethodGet {
 		c.writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
 		return
 	}
-	s.ins.serve(c.w)
+	account, err := s.insightsReader(c) // insights_access.go
+	if err != nil {
+		c.writeError(err)
+		return
+	}
+	s.ins.serve(c.w, account)
 }
 
 // noteWrites records entities written, for insights; stubs stand for

@@ -1,12 +1,21 @@
 package emulator
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -96,5 +105,111 @@ func TestParseFaults(t *testing.T) {
 	}
 	if fmt.Sprint(hits) != "[3 6 9]" {
 		t.Fatalf("every=3 hit %v", hits)
+	}
+}
+
+// TestInsightsServiceViewWithIndex: the shape and the entities scanned are
+// the service's, before and after an automatic index serves the filter —
+// per response and in /_tableemu/insights — while x-tableemu-index and
+// x-tableemu-entities-read (entitiesRead, indexedQueries in the totals)
+// show what tableemu itself did.
+func TestInsightsServiceViewWithIndex(t *testing.T) {
+	s, err := New(Config{InMemory: true, Silent: true, Insights: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer func() { hs.Close(); s.Close() }()
+	if r := send(t, signedTB(t, "POST", hs.URL, "/devstoreaccount1/Tables", `{"TableName":"people"}`)); r.StatusCode != http.StatusCreated {
+		t.Fatalf("create table: %d", r.StatusCode)
+	}
+	const n = 400
+	ctx := context.Background()
+	var tb store.Table
+	err = s.store.Update(ctx, func(tx *store.Tx) error {
+		if tb, err = tx.GetTable(DevAccount, "people"); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			e := &edm.Entity{PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%04d", i),
+				Properties: []edm.Property{{Name: "LastName", Value: edm.NewString([]string{"Jones", "Smith", "Brown", "Lee"}[i%4])}}}
+			if err := tx.InsertEntity(tb, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"LastName eq 'Jones'", "LastName eq 'Lee' and PartitionKey ge 'p5'", "PartitionKey eq 'p3' and LastName eq 'Smith'"}
+	headers := func() (service, own []string) {
+		for _, f := range queries {
+			for _, top := range []string{"", "&$top=7"} {
+				r := send(t, signedTB(t, "GET", hs.URL, "/devstoreaccount1/people()?$filter="+url.QueryEscape(f)+top, ""))
+				if r.StatusCode != http.StatusOK {
+					t.Fatalf("%s: %d %s", f, r.StatusCode, r.body)
+				}
+				h := r.Header
+				service = append(service, fmt.Sprintf("%s%s: %s scanned=%s returned=%s next=%s/%s", f, top, h.Get("x-tableemu-query-shape"),
+					h.Get("x-tableemu-entities-scanned"), h.Get("x-tableemu-entities-returned"),
+					h.Get("x-ms-continuation-NextPartitionKey"), h.Get("x-ms-continuation-NextRowKey")))
+				own = append(own, fmt.Sprintf("index=%s read=%s", h.Get("x-tableemu-index"), h.Get("x-tableemu-entities-read")))
+			}
+		}
+		return service, own
+	}
+	type totals struct {
+		Tables []struct {
+			QueryShapes map[string]struct {
+				Queries  int `json:"queries"`
+				Scanned  int `json:"entitiesScanned"`
+				Returned int `json:"entitiesReturned"`
+				Read     int `json:"entitiesRead"`
+				Indexed  int `json:"indexedQueries"`
+			} `json:"queryShapes"`
+		} `json:"tables"`
+	}
+	report := func() (tot totals) {
+		resp, err := http.Get(hs.URL + "/_tableemu/insights")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&tot); err != nil || len(tot.Tables) != 1 {
+			t.Fatalf("insights: %v %+v", err, tot)
+		}
+		return tot
+	}
+	scanBefore, ownBefore := headers()
+	before := report().Tables[0].QueryShapes
+	for _, f := range queries[:2] {
+		expr, err := odata.ParseFilter(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.store.IndexNow(ctx, tb, expr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scanAfter, ownAfter := headers()
+	after := report().Tables[0].QueryShapes
+	if strings.Join(scanAfter, "\n") != strings.Join(scanBefore, "\n") {
+		t.Fatalf("the service's view changed with the index:\nbefore\n%s\nafter\n%s", strings.Join(scanBefore, "\n"), strings.Join(scanAfter, "\n"))
+	}
+	// The first query, unpaged: all 400 scanned, 100 returned; through
+	// the index tableemu read the 100.
+	if !strings.HasSuffix(scanBefore[0], "table-scan scanned=400 returned=100 next=/") || ownBefore[0] != "index= read=400" ||
+		!strings.HasPrefix(ownAfter[0], "index=auto_") || !strings.HasSuffix(ownAfter[0], " read=100") {
+		t.Fatalf("first query: %s; %s, then %s", scanBefore[0], ownBefore[0], ownAfter[0])
+	}
+	for shape, b := range before {
+		a := after[shape]
+		if a.Queries != 2*b.Queries || a.Scanned != 2*b.Scanned || a.Returned != 2*b.Returned {
+			t.Errorf("%s: totals before the index %+v, after twice the queries %+v", shape, b, a)
+		}
+	}
+	if ts := after["table-scan"]; ts.Indexed != 2 || after["partition-range-scan"].Indexed != 2 || ts.Read >= 2*before["table-scan"].Read || before["table-scan"].Indexed != 0 {
+		t.Errorf("table scans: tableemu's own work before %+v, after %+v", before["table-scan"], ts)
 	}
 }

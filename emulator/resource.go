@@ -76,6 +76,18 @@ func (s *Server) parseResource(host, requestURI string) (resource, *tableemu.Err
 	if strings.HasSuffix(res.account, secondarySuffix) {
 		res.account = strings.TrimSuffix(res.account, secondarySuffix)
 		res.secondary = true
+		// Python's azure-data-tables derives a path-style secondary
+		// endpoint by putting "/<account>-secondary" in front of the
+		// primary's path, which already starts with "/<account>"
+		// (_base_client.py, secondary_hostname): its Get Service Stats is
+		// GET /acct-secondary/acct/?restype=service&comp=stats. Azurite
+		// serves that, so a drop-in must too. A table name holds no '/',
+		// so a repeated account segment followed by '/' is unambiguous.
+		if !res.hostStyle {
+			if r, ok := strings.CutPrefix(rest, "/"+res.account+"/"); ok {
+				rest = "/" + r
+			}
+		}
 	}
 	path, err := url.PathUnescape(rest)
 	if err != nil {

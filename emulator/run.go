@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -27,31 +29,58 @@ func ConnectionString(a Account, endpoint string) string {
 		proto, a.Name, a.Keys[0], endpoint)
 }
 
+// DefaultKeepAlive is how long an idle keep-alive connection stays open
+// without --tableKeepAliveTimeout. It is longer than Azurite's 5 s on
+// purpose: clients keep idle connections for a minute or more (Go's
+// transport 90 s), and a server that closes one first races the client's
+// next request on it, which then fails with a reset connection.
+const DefaultKeepAlive = 2 * time.Minute
+
 // HTTPServer returns the http.Server tableemu runs: timeouts bound how
 // long a slow or idle client can hold a connection, and MaxHeaderBytes
 // refuses oversized headers before they are read whole.
 func (s *Server) HTTPServer() *http.Server {
+	idle := s.cfg.KeepAlive
+	if idle <= 0 {
+		idle = DefaultKeepAlive
+	}
 	return &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       idle, // --tableKeepAliveTimeout
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// loadTLS reads --cert and --key. New calls it first, so that a
+// certificate that does not load stops the start before anything is
+// created on disk or printed as ready.
+func loadTLS(cfg Config) (*tls.Config, error) {
+	if cfg.Cert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.Cert, cfg.Key)
+	if err != nil {
+		return nil, fmt.Errorf("--cert %s --key %s: cannot use them: %w", cfg.Cert, cfg.Key, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // Serve serves on ln until ctx is cancelled, then shuts down gracefully:
 // it stops accepting, lets in-flight requests finish (up to grace), and
 // returns. The caller closes the Server (and so the database) afterwards.
+// With --cert, it serves HTTPS on ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	hs := s.HTTPServer()
-	if s.cfg.Cert != "" {
-		cert, err := tls.LoadX509KeyPair(s.cfg.Cert, s.cfg.Key)
-		if err != nil {
-			return fmt.Errorf("--cert/--key: %w", err)
-		}
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		// Best effort: the note only names this server to a second
+		// process started on the same directory (store/lock.go).
+		s.store.Announce(a.Port)
+	}
+	if s.tls != nil {
+		hs.TLSConfig = s.tls.Clone()
 		ln = tls.NewListener(ln, hs.TLSConfig)
 	}
 	errc := make(chan error, 1)
@@ -76,4 +105,19 @@ func (c Config) Scheme() string {
 		return "https"
 	}
 	return "http"
+}
+
+// checkDebugPath refuses a --debug file whose directory does not exist, or
+// that is a directory, before New creates the database: a start that fails
+// creates nothing. (A file New then cannot open for another reason still
+// fails the start, after the database is opened.)
+func checkDebugPath(path string) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("--debug %s: directory %s does not exist", path, dir)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("--debug %s: a directory, not a file", path)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ package emulator
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -37,10 +39,13 @@ type Server struct {
 	accounts map[string]*auth.Account
 	router   *mux.Router
 	now      func() time.Time
-	props    propsCache // service properties per account, read by CORS (service.go)
-	ins      *insights  // nil unless --insights
-	thr      *throttle  // nil unless --throttle
-	flt      *faults    // nil unless --faults
+	props    propsCache  // service properties per account, read by CORS (service.go)
+	ins      *insights   // nil unless --insights
+	thr      *throttle   // nil unless --throttle
+	flt      *faults     // nil unless --faults
+	tls      *tls.Config // nil unless --cert (run.go)
+
+	explorer http.Handler // the data explorer at /_tableemu/ (explorer.go)
 
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
@@ -48,12 +53,23 @@ type Server struct {
 	closer io.Closer // the debug file
 }
 
-// New opens the store the configuration names and builds the server.
+// New opens the store the configuration names and builds the server. It
+// checks what can be checked before creating anything on disk: a
+// certificate that does not load, or a --debug file in a directory that
+// does not exist, fails here with the data directory untouched.
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Accounts) == 0 {
 		cfg.Accounts = DefaultAccounts()
 	}
-	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}}
+	tlsConfig, err := loadTLS(cfg) // run.go
+	if err != nil {
+		return nil, err
+	}
+	cfg.InMemory = cfg.InMemory || cfg.Location == "" // the zero Config writes nothing (config.go)
+	if abs, err := filepath.Abs(cfg.Location); err == nil && !cfg.InMemory {
+		cfg.Location = abs // so that DatabasePath and errors name the directory in full
+	}
+	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
 	for _, a := range cfg.Accounts {
 		s.accounts[a.Name] = &auth.Account{Name: a.Name, Keys: a.RawKeys}
 	}
@@ -61,37 +77,40 @@ func New(cfg Config) (*Server, error) {
 		s.access = io.Discard
 	}
 	if cfg.Debug != "" {
+		if err := checkDebugPath(cfg.Debug); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(context.Background(), store.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync, NoAutoIndex: cfg.NoAutoIndex})
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	if cfg.Debug != "" {
 		f, err := os.OpenFile(cfg.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
+			st.Close()
 			return nil, fmt.Errorf("--debug: %w", err)
 		}
 		s.debug, s.closer = f, f
 	}
-	dir := cfg.Location
-	if dir == "" {
-		dir = "."
-	}
-	st, err := store.Open(context.Background(), store.Options{Dir: dir, InMemory: cfg.InMemory, Fsync: cfg.Fsync, NoAutoIndex: cfg.NoAutoIndex})
-	if err != nil {
-		if s.closer != nil {
-			s.closer.Close()
-		}
-		return nil, err
-	}
-	s.store = st
 	if cfg.Insights {
 		s.ins = newInsights(s.now)
 	}
 	if cfg.Throttle {
 		s.thr = newThrottle(s.now)
+		if s.ins != nil {
+			s.thr.refused = s.ins.throttled // the insights timeline
+		}
 	}
 	if cfg.Faults != "" {
 		if s.flt, err = parseFaults(cfg.Faults); err != nil {
-			st.Close()
+			s.Close()
 			return nil, fmt.Errorf("--faults: %w", err)
 		}
 	}
 	s.router = s.routes()
+	s.explorer = newExplorer(cfg)
 	return s, nil
 }
 
@@ -172,6 +191,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveInsights(c)
 		return
 	}
+	if isExplorerPath(r.URL.Path) {
+		s.explorer.ServeHTTP(sw, r)
+		return
+	}
 	if err := s.checkRequest(c); err != nil {
 		c.writeError(err)
 		return
@@ -223,10 +246,12 @@ func header(h http.Header, key string) string {
 	return ""
 }
 
-// maxBody is the largest request body accepted: a 4 MiB $batch plus its
-// multipart framing (docs/protocol.md 0.1, 10). Larger bodies are refused from
-// Content-Length before any is read.
-const maxBody = 4<<20 + 64<<10
+// maxBody is the largest request body accepted, for every operation,
+// $batch included: 4 MiB, framing and all (docs/protocol.md 0.1, 7.2, 10).
+// A larger body is 413 RequestBodyTooLarge: from Content-Length before any
+// of it is read, and for a chunked body as soon as the limit is crossed
+// (http.MaxBytesReader, seen by readBody and readBatchBody).
+const maxBody = 4 << 20
 
 // checkRequest validates what every request shares: the version header,
 // the client request id, the body size, the method override and the path.
@@ -246,10 +271,10 @@ func (s *Server) checkRequest(c *call) error {
 		return err
 	}
 	res, err := s.parseResource(r.Host, r.RequestURI)
+	c.res = res // what was read of it, for the error's hint too (hints.go)
 	if err != nil {
 		return err
 	}
-	c.res = res
 	return nil
 }
 
@@ -337,7 +362,7 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 		op = c.op.String()
 	}
 	line := fmt.Sprintf("%s %s %s %d %s %s %s%s\n",
-		start.UTC().Format("2006-01-02T15:04:05.000Z"), c.r.Method, c.r.RequestURI,
+		start.UTC().Format(LogTime), c.r.Method, c.r.RequestURI,
 		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.note))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
@@ -353,8 +378,17 @@ func (s *Server) logf(format string, args ...any) {
 	defer s.logMu.Unlock()
 	log.Printf(format, args...)
 	if s.debug != nil {
-		fmt.Fprintf(s.debug, format+"\n", args...)
+		s.debugLine(fmt.Sprintf(format, args...))
 	}
+}
+
+// debugLine writes msg to the --debug log as one entry in the one log
+// format (`<time> <message>`, as Log writes). The caller holds logMu.
+func (s *Server) debugLine(msg string) {
+	b := s.now().UTC().AppendFormat(make([]byte, 0, len(LogTime)+2+len(msg)), LogTime)
+	b = append(b, ' ')
+	b = append(b, msg...)
+	io.WriteString(s.debug, string(append(b, '\n')))
 }
 
 func prefixed(p, s string) string {

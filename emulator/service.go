@@ -252,9 +252,13 @@ func (p *serviceProperties) merged(old *serviceProperties) *serviceProperties {
 
 // propsCache keeps each account's service properties in memory: CORS
 // needs them on every request that carries an Origin, and on every GET
-// (Vary), so reading SQLite each time would tax every request. tableemu is
-// the only writer of its database, and every Set goes through set, which
-// updates the store and the cache under one lock. The zero value is ready.
+// (Vary), so reading SQLite each time would tax every request. The cache
+// is never stale because this Server is the only writer of its database:
+// store.Open locks the data directory, so no other process (or Server in
+// this one) can write it while this one runs (emulator/store/lock.go), and
+// every Set goes through set, which updates the store and the cache under
+// one lock. A new process reads the properties afresh from the database.
+// The zero value is ready.
 type propsCache struct {
 	mu sync.RWMutex
 	m  map[string]*serviceProperties // immutable once stored

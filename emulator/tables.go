@@ -36,19 +36,20 @@ func (c *call) baseURL() string {
 // (docs/protocol.md 1.4): wrong length is OutOfRangeInput, other bad names
 // InvalidResourceName ("specifed" is the service's spelling), and the
 // reserved name "tables" InvalidInput.
+// Each refusal ends with tableemu's statement of the rule (tableNameHint).
 func validateTableName(name string) error {
 	if len(name) < 3 || len(name) > 63 {
-		return tableemu.Newf(tableemu.OutOfRangeInput, "The specified resource name length is not within the permissible limits.")
+		return tableNameHint(tableemu.Newf(tableemu.OutOfRangeInput, "The specified resource name length is not within the permissible limits."), name)
 	}
 	for i := 0; i < len(name); i++ {
 		ch := name[i]
 		letter := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z'
 		if !letter && (i == 0 || ch < '0' || ch > '9') {
-			return tableemu.New(tableemu.InvalidResourceName)
+			return tableNameHint(tableemu.New(tableemu.InvalidResourceName), name)
 		}
 	}
 	if strings.EqualFold(name, "tables") {
-		return tableemu.New(tableemu.InvalidInput)
+		return tableNameHint(tableemu.New(tableemu.InvalidInput), name)
 	}
 	return nil
 }

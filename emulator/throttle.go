@@ -32,6 +32,8 @@ type throttle struct {
 	now        func() time.Time
 	partitions map[string]*bucket
 	accounts   map[string]*bucket
+	// refused, when set (--insights too), hears of every request refused.
+	refused func(account, table, pk string, hasPK bool)
 }
 
 type bucket struct {
@@ -57,9 +59,14 @@ func (th *throttle) get(m map[string]*bucket, k string, rate float64, now time.T
 // admit pays cost entities from the partition's (if pk is set) and the
 // account's buckets, or refuses with 503 ServerBusy. cost 0 (a query)
 // is admitted unless a bucket is in debt; charge then bills it.
-func (th *throttle) admit(account, table, pk string, hasPK bool, cost int) error {
+func (th *throttle) admit(account, table, pk string, hasPK bool, cost int) (err error) {
 	th.mu.Lock()
 	defer th.mu.Unlock()
+	defer func() {
+		if err != nil && th.refused != nil {
+			th.refused(account, table, pk, hasPK)
+		}
+	}()
 	now := th.now()
 	need := max(float64(cost), 0.5) // a query needs its bucket out of debt
 	ab := th.get(th.accounts, account, accountTarget, now)

@@ -8,7 +8,7 @@ import (
 )
 
 // Expr is a parsed $filter. The set of node types is closed: *Logical, *Not,
-// *Compare and *BoolProp. Consumers (Eval, the SQL planner) switch on them
+// *Compare, *BoolProp and *BoolLit. Consumers (Eval, the SQL planner) switch on them
 // and may rely on there being no others.
 type Expr interface {
 	// Pos is the byte offset in the filter where the node's text begins
@@ -106,20 +106,33 @@ type BoolProp struct {
 	Offset int
 }
 
+// BoolLit is the literal true or false standing alone as a condition
+// ($filter=false, (true and RowKey eq '1')). SDK query builders emit them,
+// a .NET LINQ predicate with a constant for one, so the service accepts
+// them (docs/protocol.md 0.1). Only the lower-case keywords are literals:
+// True is a property name.
+type BoolLit struct {
+	Value  bool
+	Offset int
+}
+
 func (n *Logical) Pos() int  { return n.Offset }
 func (n *Not) Pos() int      { return n.Offset }
 func (n *Compare) Pos() int  { return n.Offset }
 func (n *BoolProp) Pos() int { return n.Offset }
+func (n *BoolLit) Pos() int  { return n.Offset }
 
 func (*Logical) exprNode()  {}
 func (*Not) exprNode()      {}
 func (*Compare) exprNode()  {}
 func (*BoolProp) exprNode() {}
+func (*BoolLit) exprNode()  {}
 
 func (n *Logical) String() string  { return format(n) }
 func (n *Not) String() string      { return format(n) }
 func (n *Compare) String() string  { return format(n) }
 func (n *BoolProp) String() string { return format(n) }
+func (n *BoolLit) String() string  { return format(n) }
 
 // Precedence levels, loosest first, matching the grammar in parser.go.
 const (
@@ -180,6 +193,12 @@ func writeExpr(b *strings.Builder, e Expr, min int) {
 		b.WriteString(formatLiteral(n.Lit))
 	case *BoolProp:
 		b.WriteString(n.Name)
+	case *BoolLit:
+		if n.Value {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
 	case nil:
 		// Only reachable for a hand-built tree with a nil child.
 		b.WriteString("<nil>")

@@ -36,6 +36,8 @@ func Eval(e Expr, get func(name string) (edm.Value, bool)) bool {
 	case *BoolProp:
 		v, ok := get(n.Name)
 		return evalBoolProp(v, ok)
+	case *BoolLit:
+		return n.Value
 	}
 	return false
 }

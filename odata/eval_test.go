@@ -94,6 +94,15 @@ func TestEval(t *testing.T) {
 		p      props
 		want   bool
 	}{
+		// Boolean literals (docs/protocol.md 0.1); True is a property.
+		{"true", "true", props{}, true},
+		{"false", "false", props{}, false},
+		{"not false", "not false", props{}, true},
+		{"true and match", "(true and P eq 1)", props{"P": edm.NewInt32(1)}, true},
+		{"true and no match", "(true and P eq 1)", props{"P": edm.NewInt32(2)}, false},
+		{"false or match", "false or P eq 1", props{"P": edm.NewInt32(1)}, true},
+		{"False property", "True", props{"True": edm.NewBoolean(false)}, false},
+		{"True property missing", "True", props{}, false},
 		// Same-type ordering.
 		{"int32 lt", "P lt 4", props{"P": edm.NewInt32(3)}, true},
 		{"int32 gt", "P gt 4", props{"P": edm.NewInt32(3)}, false},

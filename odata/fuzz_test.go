@@ -47,6 +47,9 @@ func FuzzParse(f *testing.F) {
 		"a eq 1.",
 		"-INF lt D",
 		"datetime eq 1 and X eq 2",
+		"false",
+		"(true and RowKey eq '1') or not false",
+		"True and true",
 	}
 	for _, s := range seeds {
 		f.Add(s)

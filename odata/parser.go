@@ -210,9 +210,10 @@ func (p *parser) parseUnary() (Expr, *Error) {
 
 // parsePrimary parses
 //
-//	primary    := "(" or ")" | comparison | boolProperty
-//	comparison := operand op operand      op: eq ne gt ge lt le
+//	primary      := "(" or ")" | comparison | boolProperty | boolLiteral
+//	comparison   := operand op operand      op: eq ne gt ge lt le
 //	boolProperty := propertyName
+//	boolLiteral  := "true" | "false"
 func (p *parser) parsePrimary() (Expr, *Error) {
 	if p.tok.kind == tLParen {
 		pos := p.tok.pos
@@ -280,8 +281,13 @@ func (p *parser) standalone(t token) (Expr, *Error) {
 		return p.reject(nullError(p.src, t.pos))
 	}
 	if t.val.T == edm.Boolean {
-		// $filter=true is a constant-only condition, like 1 eq 1.
-		return p.reject(constantError(p.src, t.pos))
+		// true and false are conditions of their own (docs/protocol.md 0.1).
+		// They count as comparisons: the limit is what bounds the length
+		// of an and/or chain, and so the recursion of Eval and String.
+		if err := p.count(t.pos); err != nil {
+			return nil, err
+		}
+		return &BoolLit{Value: t.val.N != 0, Offset: t.pos}, nil
 	}
 	return p.reject(newError(tableemu.InvalidInput, t.pos,
 		"Expression of type 'Edm.Boolean' expected at position %d in '%s'. A literal needs a comparison with a property.",

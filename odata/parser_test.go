@@ -112,6 +112,15 @@ func TestParseFilter(t *testing.T) {
 		{"not over or", "not (a eq 1 or b eq 2)", "not (a eq 1 or b eq 2)"},
 		{"not not", "not not IsActive", "not not IsActive"},
 		{"not reversed", "not (5 lt a)", "not a gt 5"},
+		// Boolean literals as conditions (docs/protocol.md 0.1).
+		{"true alone", "true", "true"},
+		{"false alone", "false", "false"},
+		{"false in and", "a eq 1 and false", "a eq 1 and false"},
+		{"true in parens with key", "(true and RowKey eq '1')", "true and RowKey eq '1'"},
+		{"not false", "not false", "not false"},
+		{"true or not true", "true or not (true)", "true or not true"},
+		{"capitalised True is a property", "True", "True"},
+		{"capitalised FALSE in and", "FALSE and a eq 1", "FALSE and a eq 1"},
 		// Bare boolean property.
 		{"bool prop", "IsActive", "IsActive"},
 		{"bool prop and not", "IsActive and not Deleted", "IsActive and not Deleted"},
@@ -269,8 +278,9 @@ func TestParseFilterErrors(t *testing.T) {
 		{"property vs property nested", "x eq 1 and (PartitionKey lt RowKey)", ni, 12, "The requested operation is not implemented"},
 		{"constant vs constant", "1 eq 2", ni, 0, "The requested operation is not implemented"},
 		{"constant strings", "'a' eq 'a'", ni, 0, "The requested operation is not implemented"},
-		{"true alone", "true", ni, 0, "The requested operation is not implemented"},
-		{"false in and", "a eq 1 and false", ni, 11, "The requested operation is not implemented"},
+		{"true vs false", "true eq false", ni, 0, "The requested operation is not implemented"},
+		{"true vs true parens", "(true eq true) and a eq 1", ni, 1, "The requested operation is not implemented"},
+		{"bool literals count as comparisons", strings.Repeat("true and ", 15) + "false", bad, 135, "The filter has more than 15 comparisons"},
 		// A syntax error anywhere wins over the checks made on a parsed
 		// comparison; among those, the first in the text wins.
 		{"syntax error after 501", "a eq b and c eq", bad, 15, "Expression expected at position 15"},

@@ -25,9 +25,16 @@ var healthTimeout = 2 * time.Second
 //
 // It exists for the container image's HEALTHCHECK: the image is FROM
 // scratch, with no shell, curl or wget, so the binary probes itself. It
-// takes the server's own flags so that a server moved with --tablePort (or
-// serving HTTPS with --cert/--key) is checked with the same arguments; flags
-// that do not affect the address are accepted and ignored.
+// takes the server's own flags so that a server moved with --tablePort is
+// checked with the same arguments; flags that do not affect the address
+// are accepted and ignored.
+//
+// The image's check runs without the server's flags, so it cannot know
+// whether the server was given --cert. It speaks TLS first: an HTTPS server
+// answers, and a plain HTTP server answers the TLS hello with an HTTP error
+// response, which tells the probe to ask again over HTTP. The other order
+// would make an HTTPS server log "client sent an HTTP request to an HTTPS
+// server" at every probe, every 5 s. With --cert, only HTTPS counts.
 //
 // Exit codes are Docker's: 0 healthy, 1 unhealthy (2 is reserved there, so
 // bad arguments are 1 too).
@@ -35,12 +42,15 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 	// AZURITE_ACCOUNTS does not change where the server listens; not
 	// reading it keeps a probe from failing on an account list typo that
 	// the running server has already accepted or refused.
-	cfg, err := emulator.LoadConfig(args, func(string) string { return "" }, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stderr, "usage: tableemu healthcheck [--tableHost H] [--tablePort P] [--cert F --key F] [other server flags, ignored]")
+	cfg, err := emulator.LoadConfig(args, func(string) string { return "" }, nil)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		io.WriteString(stdout, healthcheckHelp)
 		return 0
-	}
-	if err != nil {
+	case errors.Is(err, emulator.ErrVersion):
+		io.WriteString(stdout, versionText())
+		return 0
+	case err != nil:
 		fmt.Fprintln(stderr, "tableemu healthcheck:", err)
 		return 1
 	}
@@ -48,7 +58,37 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tableemu healthcheck: --tablePort 0 picks a free port; give the port the server printed")
 		return 1
 	}
-	url := cfg.Scheme() + "://" + net.JoinHostPort(probeHost(cfg.Host), strconv.Itoa(cfg.Port)) + "/"
+	hostport := net.JoinHostPort(probeHost(cfg.Host), strconv.Itoa(cfg.Port))
+	url := "https://" + hostport + "/"
+	status, err := probe(url)
+	if cfg.Cert == "" && errors.Is(err, http.ErrSchemeMismatch) { // the server answered in HTTP
+		url = "http://" + hostport + "/"
+		status, err = probe(url)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "tableemu healthcheck: down:", err)
+		return 1
+	}
+	// Any HTTP response means the server is up: GET / is not an operation
+	// of the service, so it answers with an error status.
+	fmt.Fprintf(stdout, "tableemu healthcheck: up (%s answered %d)\n", url, status)
+	return 0
+}
+
+const healthcheckHelp = `Usage: tableemu healthcheck [--tableHost H] [--tablePort P] [--cert F --key F] [other server flags]
+
+Exits 0 when a server answers HTTP or HTTPS at the address a server started
+with the same flags listens on (default 127.0.0.1:10002), and 1 otherwise, as
+Docker's HEALTHCHECK expects. It probes HTTPS first and then plain HTTP, so
+the container image's check works whether or not the server has --cert;
+with --cert it accepts only HTTPS. The server's certificate is not verified:
+the probe sends no credentials. --tableHost 0.0.0.0 or :: is probed on
+127.0.0.1. Other server flags are accepted and ignored, so a server's own
+command line can be reused.
+`
+
+// probe sends GET url and returns the status of the answer.
+func probe(url string) (int, error) {
 	client := &http.Client{
 		Timeout: healthTimeout,
 		Transport: &http.Transport{
@@ -63,20 +103,15 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 	}
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "tableemu healthcheck:", err)
-		return 1
+		return 0, err
 	}
 	req.Header.Set("User-Agent", "tableemu-healthcheck")
 	resp, err := client.Do(req)
 	if err != nil {
-		fmt.Fprintln(stderr, "tableemu healthcheck: down:", err)
-		return 1
+		return 0, err
 	}
 	resp.Body.Close()
-	// Any HTTP response means the server is up: GET / is not an operation
-	// of the service, so it answers with an error status.
-	fmt.Fprintf(stdout, "tableemu healthcheck: up (%s answered %d)\n", url, resp.StatusCode)
-	return 0
+	return resp.StatusCode, nil
 }
 
 // probeHost is the address to dial for a server listening on host. A

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"os"
 	"os/signal"
@@ -16,54 +18,72 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(healthcheck(os.Args[2:], os.Stdout, os.Stderr)) // healthcheck.go
 	}
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
-	cfg, err := emulator.LoadConfig(args, os.Getenv, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
+// Exit codes (tableemu --help says them too).
+const (
+	exitFailed = 1 // the server could not start, or failed
+	exitUsage  = 2 // a bad command line or AZURITE_ACCOUNTS
+)
+
+// run is the server. It checks everything that can fail — flags, accounts,
+// the port, the certificate, the data directory and its lock — before it
+// prints a line that says it is ready, and a start that fails creates
+// nothing on disk: the port is bound before the database is opened, and
+// emulator.New loads the certificate before it touches the directory.
+//
+// Command-line mistakes are one `tableemu: …` line on stderr (exit 2), as
+// for any command. Once the server starts, every line it writes has the
+// one log format of emulator.Log: information on stdout, warnings and
+// errors on stderr.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := emulator.LoadConfig(args, os.Getenv, stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, emulator.ErrVersion):
+		io.WriteString(stdout, versionText())
+		return 0
+	case err != nil:
+		fmt.Fprintln(stderr, "tableemu:", err)
+		return exitUsage
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tableemu:", err)
-		return 2
-	}
+	out, errs := emulator.NewLog(stdout), emulator.NewLog(stderr)
+	// Lines logged through the standard logger (net/http's, the store's,
+	// the server's errors) get the same format.
+	log.SetFlags(0)
+	log.SetOutput(errs)
 	for _, w := range cfg.Warnings {
-		fmt.Fprintln(os.Stderr, "tableemu: warning:", w)
+		errs.Printf("warning: %s", w)
 	}
-	// TABLEEMU_CPUPROFILE names a file for a CPU profile of the whole run,
-	// written at shutdown: how BENCHMARKS.md's profiles were taken.
-	if path := os.Getenv("TABLEEMU_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "tableemu:", err)
-			return 1
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "tableemu:", err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
-	}
-	srv, err := emulator.New(cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tableemu:", err)
-		return 1
-	}
-	defer srv.Close()
+
+	// The first SIGINT/SIGTERM shuts down gracefully: in-flight requests
+	// finish and the database closes. A second one exits at once. One that
+	// arrives while the server starts stops it as soon as it has started.
+	sig, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "tableemu:", err)
-		return 1
+		errs.Printf("error: %s", listenError(cfg, err))
+		return exitFailed
 	}
+	srv, err := emulator.New(cfg)
+	if err != nil {
+		ln.Close()
+		errs.Printf("error: %s", startError(cfg, err))
+		return exitFailed
+	}
+	defer srv.Close()
+
 	// Print the address as given, not as Go reports it (0.0.0.0 becomes
 	// [::]); clients on this machine, or through a container's published
 	// port, reach every interface at 127.0.0.1, as Azurite's connection
@@ -74,37 +94,92 @@ func run(args []string) int {
 	if ip := net.ParseIP(cfg.Host); ip != nil && ip.IsUnspecified() {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
-	where := srv.DatabasePath()
-	if cfg.InMemory {
-		where = "memory (nothing is kept on disk)"
+	if path := srv.DatabasePath(); path == ":memory:" {
+		out.Printf("tableemu serves Azure Table storage from memory (nothing is written to disk)")
+	} else {
+		out.Printf("tableemu serves Azure Table storage from %s (with its -wal and -shm files)", path)
 	}
-	fmt.Printf("tableemu: serving Azure Table storage from %s\n", where)
 	for _, a := range cfg.Accounts {
 		ep := emulator.Endpoint(cfg.Scheme(), addr, a.Name)
-		fmt.Printf("tableemu: endpoint %s\n", ep)
-		fmt.Printf("tableemu: connection string %s\n", emulator.ConnectionString(a, ep))
+		out.Printf("endpoint %s", ep)
+		out.Printf("connection string %s", emulator.ConnectionString(a, ep))
 	}
+	// The explorer is served on the same port (emulator/explorer); it
+	// opens the development account by itself only over loopback.
+	out.Printf("data explorer %s", emulator.ExplorerURL(cfg.Scheme(), addr))
 	// Azurite's readiness line, word for word, for tools that wait for it
 	// in the log (docker/MIGRATING.md); the suffix says who printed it.
-	fmt.Printf("Azurite Table service is successfully listening at %s://%s (tableemu, Azurite-compatible)\n", cfg.Scheme(), listening)
+	// The listener is open: a client that connects now is served.
+	out.Printf("Azurite Table service is successfully listening at %s://%s (tableemu, Azurite-compatible)", cfg.Scheme(), listening)
 
-	// The first SIGINT/SIGTERM shuts down gracefully: in-flight requests
-	// finish and the database closes. A second one exits at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// TABLEEMU_CPUPROFILE names a file for a CPU profile of the whole run,
+	// written at shutdown: how BENCHMARKS.md's profiles were taken.
+	if path := os.Getenv("TABLEEMU_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err != nil {
+			errs.Printf("warning: TABLEEMU_CPUPROFILE: %v", err)
+		} else if err := pprof.StartCPUProfile(f); err != nil {
+			errs.Printf("warning: TABLEEMU_CPUPROFILE: %v", err)
+			f.Close()
+		} else {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
+
+	// Serve until a signal. "shutting down" is printed before the server
+	// is told to stop, and only for a signal, so that the lines come in
+	// order: shutting down, then stopped.
+	serveCtx, stopServing := context.WithCancel(context.Background())
+	watched := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		stop() // restore default handling: the next signal kills
-		fmt.Fprintln(os.Stderr, "tableemu: shutting down (signal again to exit at once)")
+		defer close(watched)
+		select {
+		case <-sig.Done():
+			stopSignals() // restore default handling: the next signal kills
+			out.Printf("shutting down (a second signal exits at once)")
+			stopServing()
+		case <-serveCtx.Done():
+		}
 	}()
-	if err := srv.Serve(ctx, ln, 30*time.Second); err != nil {
-		fmt.Fprintln(os.Stderr, "tableemu:", err)
-		return 1
+	serveErr := srv.Serve(serveCtx, ln, 30*time.Second)
+	stopServing()
+	<-watched
+	if serveErr != nil {
+		errs.Printf("error: %v", serveErr)
+		srv.Close()
+		return exitFailed
 	}
 	if err := srv.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "tableemu: closing database:", err)
-		return 1
+		errs.Printf("error: closing the database: %v", err)
+		return exitFailed
 	}
-	fmt.Fprintln(os.Stderr, "tableemu: stopped")
+	out.Printf("stopped")
 	return 0
+}
+
+// listenError says why the port could not be bound, and what to do.
+func listenError(cfg emulator.Config, err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("port %d on %s is in use: another emulator (Azurite, or another tableemu) may be running; stop it, or choose another port with --tablePort (0 picks a free one)", cfg.Port, cfg.Host)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Sprintf("cannot listen on port %d on %s: permission denied (ports below 1024 need privileges); choose another with --tablePort", cfg.Port, cfg.Host)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Sprintf("cannot listen on %s: it is not an address of this machine (--tableHost; 0.0.0.0 listens on all of them)", cfg.Host)
+	}
+	return fmt.Sprintf("cannot listen on %s: %v", cfg.Addr(), err)
+}
+
+// startError adds the way out to errors that have one.
+func startError(cfg emulator.Config, err error) string {
+	var le *store.LockedError
+	if errors.As(err, &le) {
+		return le.Error() + ": stop that one, or start this one with another --location (or --inMemoryPersistence)"
+	}
+	// A database file given where the directory goes (Azurite's
+	// --location is a directory too).
+	if fi, serr := os.Stat(cfg.Location); serr == nil && !fi.IsDir() && errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing)", cfg.Location, store.FileName)
+	}
+	return err.Error()
 }

@@ -15,7 +15,8 @@ import (
 // Automatic property indexes.
 //
 // A filter on a property that is not a key has to examine every entity in
-// the key range: about 80 ms per 100,000 entities here, however few match.
+// the key range: about 55 ms per 100,000 entities of 1 KiB here, however
+// few match (BENCHMARKS.md, "First scans").
 // When a table is filtered on the same property repeatedly, tableemu adds a
 // SQLite expression index for it, partial to that table, so that later
 // queries read only the entities whose property is in range. The index
@@ -224,7 +225,12 @@ func (s *Store) buildIndex(k indexKey, types []edm.Type) {
 	a := &s.autoIdx
 	defer a.wg.Done()
 	built := false
+	table := fmt.Sprintf("#%d", k.tid) // for the log line: the table's name once read
 	err := s.Update(context.Background(), func(tx *Tx) error {
+		var account, name string
+		if tx.queryRow(`SELECT account, name FROM tables WHERE id = ?`, k.tid).Scan(&account, &name) == nil {
+			table = account + "/" + name
+		}
 		var n int
 		err := tx.queryRow(
 			`SELECT count(*) FROM (SELECT 1 FROM entities WHERE tid = ? LIMIT ?)`, k.tid, autoIndexMinRows).Scan(&n)
@@ -241,10 +247,10 @@ func (s *Store) buildIndex(k indexKey, types []edm.Type) {
 	delete(a.building, k)
 	switch {
 	case err != nil:
-		log.Printf("tableemu: indexing property %s of table %d: %v", k.prop, k.tid, err)
+		log.Printf("indexing property %q of table %s: %v", k.prop, table, err)
 	case built:
 		a.have[k] = true
-		log.Printf("tableemu: indexed property %q of table %d: repeated filters on it now read only matching entities", k.prop, k.tid)
+		log.Printf("indexed property %q of table %s: repeated filters on it now read only matching entities", k.prop, table)
 	default:
 		a.scans[k] = 0 // a small table; count again from zero
 	}

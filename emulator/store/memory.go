@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +29,9 @@ import (
 // at a time (openPrivateMemory).
 //
 // A process killed with SIGKILL cannot remove its directory, so each one
-// holds a lock on a file inside it for as long as it lives, and the next
-// in-memory store opened on the machine removes every directory whose
-// lock it can take.
+// holds the operating system's lock on it for as long as it lives (lockOS,
+// as for a data directory), and the next in-memory store opened on the
+// machine removes every directory whose lock it can take.
 
 // memoryPrefix starts the name of every in-memory store's directory.
 const memoryPrefix = "tableemu-mem-"
@@ -40,7 +39,7 @@ const memoryPrefix = "tableemu-mem-"
 // memoryDir is an in-memory store's private directory.
 type memoryDir struct {
 	dir  string
-	lock *os.File // held, locked, until remove
+	lock osLock // held until remove
 }
 
 // minMemoryFS is the smallest memory file system newMemoryDir uses.
@@ -69,7 +68,7 @@ func newMemoryDir() (*memoryDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockFile(filepath.Join(dir, "lock"))
+	lock, err := lockOS(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -80,7 +79,7 @@ func newMemoryDir() (*memoryDir, error) {
 // remove deletes the directory and everything in it.
 func (m *memoryDir) remove() error {
 	err := os.RemoveAll(m.dir)
-	m.lock.Close()
+	m.lock.unlock()
 	return err
 }
 
@@ -96,8 +95,8 @@ func (s *Store) openPrivateMemory() {
 
 // sweepMemoryDirs removes the directories under base that in-memory stores
 // of dead processes left behind: those whose lock nobody holds, and those
-// with no lock file a minute after they were made (a process that died
-// between creating the directory and locking it).
+// A directory younger than a minute is left alone even when unlocked: its
+// process may not have locked it yet.
 func sweepMemoryDirs(base string) {
 	names, err := os.ReadDir(base)
 	if err != nil {
@@ -107,16 +106,14 @@ func sweepMemoryDirs(base string) {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), memoryPrefix) {
 			continue
 		}
+		fi, err := e.Info()
+		if err != nil || time.Since(fi.ModTime()) < time.Minute {
+			continue
+		}
 		dir := filepath.Join(base, e.Name())
-		lock, err := lockFileNoCreate(filepath.Join(dir, "lock"))
-		switch {
-		case err == nil:
+		if lock, err := lockOS(dir); err == nil {
 			os.RemoveAll(dir)
-			lock.Close()
-		case errors.Is(err, os.ErrNotExist):
-			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
-				os.RemoveAll(dir)
-			}
+			lock.unlock()
 		}
 	}
 }

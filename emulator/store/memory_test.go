@@ -179,38 +179,34 @@ func TestInMemoryLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestSweepMemoryDirs: directories of dead in-memory stores (lock not
-// held, or never locked and old) go; a live store's, a new one's and
-// anything else stay.
+// TestSweepMemoryDirs: directories of dead in-memory stores (older than a
+// minute, lock not held) go; a live store's, a new one's and anything else
+// stay.
 func TestSweepMemoryDirs(t *testing.T) {
 	base := t.TempDir()
-	mk := func(name string, lock bool) string {
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, age bool) string {
 		dir := filepath.Join(base, name)
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if lock {
-			if err := os.WriteFile(filepath.Join(dir, "lock"), nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
+		if age {
+			os.Chtimes(dir, old, old)
 		}
 		return dir
 	}
 	dead := mk(memoryPrefix+"dead", true)
 	live := mk(memoryPrefix+"live", true)
-	held, err := lockFile(filepath.Join(live, "lock"))
+	held, err := lockOS(live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Close()
-	unlockedOld := mk(memoryPrefix+"old", false)
-	old := time.Now().Add(-time.Hour)
-	os.Chtimes(unlockedOld, old, old)
+	defer held.unlock()
 	fresh := mk(memoryPrefix+"fresh", false)
 	other := mk("someone-else", true)
 
 	sweepMemoryDirs(base)
-	for dir, keep := range map[string]bool{dead: false, live: true, unlockedOld: false, fresh: true, other: true} {
+	for dir, keep := range map[string]bool{dead: false, live: true, fresh: true, other: true} {
 		_, err := os.Stat(dir)
 		if kept := err == nil; kept != keep {
 			t.Errorf("%s: kept %v, want %v", filepath.Base(dir), kept, keep)

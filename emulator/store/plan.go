@@ -25,17 +25,27 @@ type plannedQuery struct {
 	indexSQL   string // and the comparison that reads it
 	indexArgs  []any
 	indexable  []indexable // comparisons an automatic index could serve
+	// match is the filter a budgeted scan evaluates in Go
+	// (tableemu_match, scanfunc.go) on connection slot matchSlot, with
+	// the key and Timestamp columns at these argument positions (0: not
+	// passed).
+	match               odata.Expr
+	matchSlot           int
+	pkArg, rkArg, tsArg int
 }
 
 // plan builds the SQL for one page of q. The key range (planKeys, the
-// continuation, a SAS range) bounds the rows; the filter compiled to SQL
-// (sqlfilter.go) rejects rows inside SQLite. Rows are read one of two ways:
+// continuation, a SAS range) bounds the rows, and rows are read one of two
+// ways:
 //
 //   - a primary-key scan of the range, at most ScanBudget rows (the
-//     service's time limit, made deterministic);
+//     service's time limit, made deterministic). A filter on user
+//     properties is decided by tableemu_match (scanfunc.go), which
+//     evaluates it in Go on the stored bytes; one on the keys and
+//     Timestamp alone is compiled to SQL (sqlfilter.go);
 //   - through an automatic index (autoindex.go) on a property the filter
 //     compares with eq, gt or ge, reading only the entities whose property
-//     is in range.
+//     is in range, with the rest of the filter compiled to SQL.
 func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 	p := plannedQuery{bounds: keyRange(q)}
 	if p.bounds.whole {
@@ -71,6 +81,11 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 
 	where := " FROM entities WHERE tid = ?" + p.bounds.and() + " ORDER BY pk, rk LIMIT ?"
 	keyArgs := append([]any{t.ID}, p.bounds.args...)
+	if q.Filter != nil && matchScans {
+		if ok, err := tx.planMatch(&p, keyArgs); ok || err != nil {
+			return p, err
+		}
+	}
 	switch {
 	case q.Filter == nil:
 		// Every row is a match: the page itself bounds the scan.
@@ -80,7 +95,7 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 	case filter.sql == "":
 		// Nothing for SQL: every row goes to odata.Eval.
 		p.sql = "SELECT pk, rk, ts, props, 1" + where
-		p.args = append(keyArgs, ScanBudget+1)
+		p.args = append(keyArgs, scanBudget+1)
 		p.budgeted = true
 	default:
 		// Every row of the budget comes back with m, the filter's
@@ -89,10 +104,52 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		// props for the rows that do not match costs almost nothing: the
 		// filter has loaded it already.)
 		p.sql = "SELECT pk, rk, ts, props, m FROM (SELECT pk, rk, ts, props, " + filter.sql + " AS m" + where + ")"
-		p.args = append(append(append([]any{}, filter.args...), keyArgs...), ScanBudget+1)
+		p.args = append(append(append([]any{}, filter.args...), keyArgs...), scanBudget+1)
 		p.budgeted = true
 	}
 	return p, nil
+}
+
+// matchScans enables planMatch; tests turn it off to compare the two
+// ways of running a scan.
+var matchScans = true
+
+// planMatch plans a budgeted scan whose filter is decided in Go by
+// tableemu_match (scanfunc.go): when the filter, beyond its key bounds,
+// reads a property other than the keys and Timestamp. A filter on those
+// alone stays in SQL, which compares them without touching props.
+func (tx *Tx) planMatch(p *plannedQuery, keyArgs []any) (bool, error) {
+	rest := p.bounds.rest
+	pk, rk, ts, user := filterRefs(rest)
+	if !user {
+		return false, nil
+	}
+	slot, ok, err := matchSlot(tx.c)
+	if !ok || err != nil {
+		return false, err
+	}
+	args := "props"
+	n := 0
+	for _, c := range []struct {
+		use bool
+		col string
+		pos *int
+	}{{pk, "pk", &p.pkArg}, {rk, "rk", &p.rkArg}, {ts, "ts", &p.tsArg}} {
+		if c.use {
+			n++
+			args += ", " + c.col
+			*c.pos = n
+		}
+	}
+	// The match call comes last in WHERE: SQLite evaluates the terms in
+	// order, so it sees only rows inside every bound.
+	p.sql = "SELECT pk, rk, ts, props FROM entities WHERE tid = ?" + p.bounds.and() +
+		" AND " + matchFunc + "(" + args + ") ORDER BY pk, rk"
+	p.args = keyArgs
+	p.match, p.matchSlot = rest, slot
+	p.residual = nil
+	p.budgeted = true
+	return true, nil
 }
 
 // keyRange is the primary-key range of q: its key predicates, continuation

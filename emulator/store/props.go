@@ -159,33 +159,9 @@ var errProps = errors.New("stored properties are malformed")
 // jbElem reads the element header at b[i:]: its type, and the bounds of
 // its payload.
 func jbElem(b []byte, i int) (typ byte, start, end int, err error) {
-	if i >= len(b) {
-		return 0, 0, 0, errProps
-	}
-	typ = b[i] & 0x0f
-	n := int(b[i] >> 4)
-	start = i + 1
-	switch n {
-	case 12:
-		if start+1 > len(b) {
-			return 0, 0, 0, errProps
-		}
-		n, start = int(b[start]), start+1
-	case 13:
-		if start+2 > len(b) {
-			return 0, 0, 0, errProps
-		}
-		n, start = int(b[start])<<8|int(b[start+1]), start+2
-	case 14:
-		if start+4 > len(b) {
-			return 0, 0, 0, errProps
-		}
-		n, start = int(b[start])<<24|int(b[start+1])<<16|int(b[start+2])<<8|int(b[start+3]), start+4
-	case 15:
-		return 0, 0, 0, errProps // 8-byte sizes: never written (entities are < 2 MiB)
-	}
+	typ, start, n, ok := jbHead(b, i) // scanfunc.go
 	end = start + n
-	if n < 0 || end > len(b) {
+	if !ok || n < 0 || end > len(b) {
 		return 0, 0, 0, errProps
 	}
 	return typ, start, end, nil

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -16,6 +15,10 @@ import (
 // deterministic. It is far above the 1000-entity page size, so pages of
 // ordinary queries are never cut short.
 const ScanBudget = 50_000
+
+// scanBudget is ScanBudget; tests lower it to reach the budget with few
+// entities.
+var scanBudget = ScanBudget
 
 // Key addresses an entity; a continuation names the first entity of the
 // next page.
@@ -53,10 +56,16 @@ type EntityPage struct {
 type ScanResult struct {
 	// Next is where the next page starts; nil on the last page.
 	Next *Key
-	// Scanned is how many entities were examined: counted when the page
-	// came back short (then it is cheap), or on request (CountScanned);
-	// -1 when not counted.
+	// Scanned is how many entities the service examines for this page:
+	// those of the key range the page covers, as a scan without tableemu's
+	// automatic indexes reads them (servicecount.go). Counted whenever the
+	// page was a scan (then it is free) and, for a page read through an
+	// automatic index, on request (CountScanned); -1 when not counted.
 	Scanned int
+	// Read is how many entities tableemu itself examined: Scanned, or
+	// through an automatic index only the entities the index selected;
+	// -1 when not counted.
+	Read int
 	// Index names the automatic index the page was read through, if any.
 	Index string
 	// Shape is how the service would run the query (shape.go).
@@ -72,6 +81,9 @@ type keyBounds struct {
 	args  []any
 	used  int  // conjuncts turned into bounds
 	whole bool // the bounds are the whole filter
+	// rest is the filter's other conjuncts: with the bounds, exactly the
+	// filter (a conjunct that became a bound is the bound).
+	rest odata.Expr
 }
 
 func (b *keyBounds) add(cond string, args ...any) {
@@ -97,16 +109,20 @@ func planKeys(filter odata.Expr) keyBounds {
 	}
 	for _, e := range conj {
 		c, ok := e.(*odata.Compare)
-		if !ok || c.Lit.T != edm.String || c.Op == odata.Ne {
-			continue
-		}
 		var col string
 		switch {
+		case !ok || c.Lit.T != edm.String || c.Op == odata.Ne:
 		case c.Prop == "PartitionKey":
 			col = "pk"
 		case c.Prop == "RowKey" && pkFixed:
 			col = "rk"
-		default:
+		}
+		if col == "" {
+			if b.rest == nil {
+				b.rest = e
+			} else {
+				b.rest = &odata.Logical{Op: odata.And, L: b.rest, R: e}
+			}
 			continue
 		}
 		op := map[odata.CompareOp]string{odata.Eq: "=", odata.Gt: ">", odata.Ge: ">=", odata.Lt: "<", odata.Le: "<="}[c.Op]
@@ -142,12 +158,19 @@ func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error)
 
 // scanEntities runs the plan of plan.go and applies the residual filter.
 func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (ScanResult, error) {
-	res := ScanResult{Scanned: -1, Shape: Classify(q.Filter)}
+	res := ScanResult{Scanned: -1, Read: -1, Shape: Classify(q.Filter)}
 	p, err := tx.plan(t, q)
 	if err != nil {
 		return res, err
 	}
 	res.Index = p.index
+	var mf *scanFilter
+	if p.match != nil {
+		mf = &scanFilter{expr: p.match, budget: scanBudget, pkArg: p.pkArg, rkArg: p.rkArg, tsArg: p.tsArg}
+		mf.get = mf.lookup
+		scanSlots[p.matchSlot].Store(mf)
+		defer scanSlots[p.matchSlot].Store(nil)
+	}
 	rows, err := tx.query(p.sql, p.args...)
 	if err != nil {
 		return res, err
@@ -156,9 +179,16 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	var e edm.Entity
 	n, examined := 0, 0
 	for rows.Next() {
-		if p.budgeted {
+		if mf != nil {
+			// tableemu_match let through a match, or the first row past
+			// the budget: the next page starts there.
+			if mf.ended {
+				res.Next = &Key{fromSortKey(rows.Text(0)), fromSortKey(rows.Text(1))}
+				break
+			}
+		} else if p.budgeted {
 			examined++
-			if examined > ScanBudget {
+			if examined > scanBudget {
 				// The first row past the budget: the next page starts
 				// here, as the service continues a page cut at its time limit.
 				res.Next = &Key{fromSortKey(rows.Text(0)), fromSortKey(rows.Text(1))}
@@ -191,7 +221,13 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		n++
 	}
 	if err := rows.Close(); err != nil {
+		if mf != nil && mf.err != nil {
+			return res, mf.err
+		}
 		return res, err
+	}
+	if mf != nil {
+		examined = mf.examined
 	}
 	switch {
 	case p.budgeted:
@@ -210,10 +246,14 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	case p.unfiltered:
 		res.Scanned = n + 1 // the row that became the continuation
 	case q.CountScanned:
+		// Read through an automatic index (every other plan is one of
+		// the above).
 		if err := tx.countScanned(t, p, &res); err != nil {
 			return res, err
 		}
+		return res, nil
 	}
+	res.Read = res.Scanned
 	return res, nil
 }
 
@@ -225,25 +265,6 @@ func rowKey(r *rows, i int, alias bool) string {
 		return fromSortKey(unsafe.String(unsafe.SliceData(b), len(b)))
 	}
 	return fromSortKey(string(b))
-}
-
-// countScanned counts the rows a page examined: those of its key range
-// before the continuation, read through the automatic index when the page
-// was.
-func (tx *Tx) countScanned(t Table, p plannedQuery, res *ScanResult) error {
-	where := "tid = ?" + p.bounds.and()
-	args := append([]any{t.ID}, p.bounds.args...)
-	from := "entities"
-	if p.index != "" {
-		from += " INDEXED BY " + p.index
-		where = "tid = " + strconv.FormatInt(t.ID, 10) + " AND " + p.indexSQL + p.bounds.and()
-		args = append(append([]any{}, p.indexArgs...), p.bounds.args...)
-	}
-	if res.Next != nil {
-		where += " AND (pk, rk) < (?, ?)"
-		args = append(args, sortKey(res.Next.PK), sortKey(res.Next.RK))
-	}
-	return tx.queryRow("SELECT count(*) FROM "+from+" WHERE "+where, args...).Scan(&res.Scanned)
 }
 
 // lazyEntity decodes the stored properties only when the filter asks for a

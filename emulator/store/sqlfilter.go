@@ -10,7 +10,9 @@ import (
 
 // Filters are compiled to SQL over the stored JSONB (props.go) so that
 // SQLite rejects non-matching rows without their properties ever being
-// decoded. Each compiled comparison is a strict 0/1 expression (never NULL),
+// decoded: on pages read through an automatic index, for filters on the
+// keys and Timestamp alone, and where a scan cannot call tableemu_match
+// (scanfunc.go, which decides other scans in Go). Each compiled comparison is a strict 0/1 expression (never NULL),
 // so not, and, or keep two-valued logic, and its meaning is exactly
 // odata.Eval's (docs/protocol.md 6.3); the differential test in
 // sqlfilter_test.go holds the two together.
@@ -82,6 +84,11 @@ func (c *compiler) expr(e odata.Expr) bool {
 		return c.compare(&odata.Compare{Op: odata.Eq, Prop: n.Name, Lit: edm.NewBoolean(true)})
 	case *odata.Compare:
 		return c.compare(n)
+	case *odata.BoolLit:
+		// $filter=false, (true and RowKey eq '1'): a constant, 0 or 1 like
+		// every compiled condition (docs/protocol.md 0.1).
+		c.bool(n.Value)
+		return true
 	}
 	return false
 }

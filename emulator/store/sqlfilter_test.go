@@ -29,7 +29,7 @@ var diffValues = []edm.Value{
 	edm.NewBinary([]byte{}), edm.NewBinary([]byte{0}), edm.NewBinary([]byte{0, 1}), edm.NewBinary([]byte{0xff}),
 }
 
-var diffNames = []string{"A", "B", "C"}
+var diffNames = []string{"A", "B", "Ab"}
 
 func randomEntity(r *rand.Rand, i int) *edm.Entity {
 	e := &edm.Entity{PartitionKey: fmt.Sprintf("p%d", i%7), RowKey: diffValues[r.IntN(9)].S + fmt.Sprint(i)}
@@ -54,8 +54,11 @@ func randomFilter(r *rand.Rand, depth int) odata.Expr {
 	}
 	props := append(append([]string{}, diffNames...), "PartitionKey", "RowKey", "Timestamp", "Missing")
 	prop := props[r.IntN(len(props))]
-	if r.IntN(12) == 0 {
+	switch r.IntN(12) {
+	case 0:
 		return &odata.BoolProp{Name: prop}
+	case 1:
+		return &odata.BoolLit{Value: r.IntN(2) == 0}
 	}
 	lit := diffValues[r.IntN(len(diffValues))]
 	if prop == "PartitionKey" && r.IntN(2) == 0 {
@@ -112,7 +115,7 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity, r *rand.Rand, n int) (indexed int) {
 	t.Helper()
 	ctx := context.Background()
-	compiled := 0
+	compiled, matched := 0, 0
 	for i := 0; i < n; i++ {
 		f := randomFilter(r, r.IntN(4))
 		var want, wantFull []string
@@ -151,32 +154,58 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 				t.Fatalf("filter %s\nSQL  %s %v\nSQL selected %d: %v\nEval selected %d: %v", f, c.sql, c.args, len(got), got, len(want), want)
 			}
 		}
-		// The whole query path — plan, compiled or residual filter,
-		// paging — returns the same entities in key order.
+		// The whole query path — plan, filter evaluated in Go
+		// (tableemu_match), compiled to SQL or residual, paging, the scan
+		// budget — returns the same entities in key order. Each query
+		// runs twice, with scans filtered in Go and in SQL: the pages,
+		// their continuations and their counts must be identical.
 		top := 1 + r.IntN(60)
+		if r.IntN(3) == 0 {
+			scanBudget = 1 + r.IntN(80) // pages cut by the budget too
+		}
 		var paged, pagedFull []string
-		var start *Key
-		for {
-			var page EntityPage
-			err := s.View(ctx, func(tx *Tx) error {
-				var err error
-				page, err = tx.QueryEntities(tb, EntityQuery{Filter: f, Top: top, Start: start})
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
+		var pages [2][]string
+		for run, viaGo := range []bool{true, false} {
+			matchScans = viaGo
+			paged, pagedFull = nil, nil
+			var start *Key
+			for {
+				var page EntityPage
+				var p plannedQuery
+				err := s.View(ctx, func(tx *Tx) error {
+					var err error
+					if p, err = tx.plan(tb, EntityQuery{Filter: f, Top: top, Start: start}); err != nil {
+						return err
+					}
+					page, err = tx.QueryEntities(tb, EntityQuery{Filter: f, Top: top, Start: start})
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if page.Index != "" && viaGo {
+					indexed++
+				}
+				if p.match != nil {
+					matched++
+				}
+				var keys []string
+				for _, e := range page.Entities {
+					paged = append(paged, e.PartitionKey+"|"+e.RowKey)
+					pagedFull = append(pagedFull, fingerprint(e))
+					keys = append(keys, e.PartitionKey+"|"+e.RowKey)
+				}
+				pages[run] = append(pages[run], fmt.Sprintf("%v next=%v scanned=%d index=%q", keys, page.Next, page.Scanned, page.Index))
+				if page.Next == nil {
+					break
+				}
+				start = page.Next
 			}
-			if page.Index != "" {
-				indexed++
-			}
-			for _, e := range page.Entities {
-				paged = append(paged, e.PartitionKey+"|"+e.RowKey)
-				pagedFull = append(pagedFull, fingerprint(e))
-			}
-			if page.Next == nil {
-				break
-			}
-			start = page.Next
+		}
+		budget := scanBudget
+		matchScans, scanBudget = true, ScanBudget
+		if a, b := strings.Join(pages[0], "\n"), strings.Join(pages[1], "\n"); a != b {
+			t.Fatalf("filter %s, top %d, budget %d: pages filtered in Go\n%s\nand in SQL\n%s", f, top, budget, a, b)
 		}
 		if !sort.SliceIsSorted(paged, func(i, j int) bool { return keyLess(paged[i], paged[j]) }) {
 			t.Fatalf("%s: pages out of key order: %v", f, paged)
@@ -189,6 +218,9 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 	}
 	if compiled < n*8/10 {
 		t.Fatalf("only %d of %d filters compiled to SQL", compiled, n)
+	}
+	if matched < n/4 {
+		t.Fatalf("only %d pages of %d filters were filtered in Go", matched, n)
 	}
 	return indexed
 }

@@ -78,6 +78,7 @@ type Store struct {
 	epoch       time.Time
 	lastCommit  atomic.Int64
 	quietPeriod time.Duration
+	lock        *dirLock // the data directory's (lock.go); nil in memory
 
 	closed atomic.Bool
 	// Update's writer goroutine (commit.go).
@@ -130,6 +131,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	default:
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+		var err error
+		if s.lock, err = lockDir(opts.Dir); err != nil { // before the database is touched
+			return nil, err
 		}
 		// Durability (README, "Durability"). In WAL mode SQLite appends
 		// each commit to the WAL with write() before COMMIT returns, so
@@ -227,6 +232,7 @@ func (s *Store) Close() error {
 	for _, p := range pools {
 		p.closeAll()
 	}
+	s.lock.release() // last: the next holder may open the file at once
 	if s.mem != nil {
 		return s.mem.remove()
 	}
@@ -268,6 +274,9 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+		if version > len(names) { // numbered 1..len(names) (migrate_test.go)
+			return fmt.Errorf("the database is at schema %d, from a newer tableemu (this one knows schema %d): use that version or a later one", version, len(names))
+		}
 		for _, f := range names {
 			n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
 			if err != nil {

@@ -79,8 +79,8 @@ async function startServer(extraArgs = [], env = {}) {
     const rl = readline.createInterface({ input: child.stdout });
     rl.on("line", (line) => {
       let m;
-      if ((m = /^tableemu: endpoint (\S+)/.exec(line)) && !found.endpoint) found.endpoint = m[1];
-      if ((m = /^tableemu: connection string (\S+)/.exec(line)) && !found.connectionString) {
+      if ((m = /^\S+ endpoint (\S+)/.exec(line)) && !found.endpoint) found.endpoint = m[1];
+      if ((m = /^\S+ connection string (\S+)/.exec(line)) && !found.connectionString) {
         found.connectionString = m[1];
         clearTimeout(timer);
         resolve(found);

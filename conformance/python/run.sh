@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Conformance through the Python Azure Tables SDKs: azure-data-tables (sync
+# and azure.data.tables.aio over aiohttp) and the legacy azure-cosmosdb-table.
+# Makes a virtualenv (.venv here), installs requirements.txt into it with
+# --require-hashes, builds tableemu once unless given one, and runs the
+# pytest suite. The session starts one tableemu on a free loopback port with
+# a fresh --location; tests that need their own server start another.
+#
+#   TABLEEMU_BIN=path                      use this binary instead of building
+#   TABLEEMU_TEST_CONNECTION_STRING='...'  run against that endpoint instead
+#                                          (Azurite, a storage account)
+#   PYTHON=python3.12                      the interpreter for the virtualenv
+#
+# Exits non-zero when the install fails, any test fails, or none ran.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(cd ../.. && pwd)
+python=${PYTHON:-python3}
+
+command -v "$python" >/dev/null || { echo "conformance/python: $python is not installed" >&2; exit 1; }
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
+  { echo "conformance/python: needs Python 3.9 or later, $python is $("$python" -V 2>&1)" >&2; exit 1; }
+
+# The virtualenv is rebuilt whenever requirements.txt or the interpreter
+# changes; otherwise it is reused as is.
+stamp="$("$python" -V 2>&1) $(sha256sum requirements.txt | cut -d' ' -f1)"
+if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.stamp 2>/dev/null)" != "$stamp" ]; then
+  echo "== $python -m venv, pip install --require-hashes (conformance/python)"
+  rm -rf .venv
+  "$python" -m venv .venv
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-input \
+    --require-hashes --no-deps -r requirements.txt
+  echo "$stamp" > .venv/.stamp
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ -z "${TABLEEMU_TEST_CONNECTION_STRING:-}" ] && [ -z "${TABLEEMU_BIN:-}" ]; then
+  echo "== go build ./cmd/tableemu"
+  (cd "$root" && go build -o "$tmp/tableemu" ./cmd/tableemu)
+  export TABLEEMU_BIN="$tmp/tableemu"
+fi
+
+versions=$(.venv/bin/python -c 'from importlib.metadata import version as v
+print("azure-data-tables@%s (aiohttp %s), azure-cosmosdb-table@%s" % (v("azure-data-tables"), v("aiohttp"), v("azure-cosmosdb-table")))')
+echo "== pytest ($versions)"
+rc=0
+PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -ra \
+  --junitxml="$tmp/junit.xml" "$@" || rc=$?
+
+# Counts per SDK from the JUnit report: test_aio.py is the async client,
+# test_legacy.py the legacy SDK, every other file the sync client.
+status=0
+if [ -f "$tmp/junit.xml" ]; then
+  .venv/bin/python - "$tmp/junit.xml" "$#" <<'EOF' || status=1
+import sys
+import xml.etree.ElementTree as ET
+
+counts = {}
+udev = None
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    f = case.get("classname", "")
+    sdk = "aio" if f.endswith("test_aio") else "legacy" if f.endswith("test_legacy") else "sync"
+    c = counts.setdefault(sdk, [0, 0, 0])
+    skipped = case.find("skipped")
+    if case.find("failure") is not None or case.find("error") is not None:
+        c[1] += 1
+    elif skipped is not None:
+        c[2] += 1
+    else:
+        c[0] += 1
+    if case.get("name") == "test_use_development_storage_on_10002":
+        udev = "SKIPPED: " + skipped.get("message", "") if skipped is not None else "ran on 127.0.0.1:10002"
+labels = {"sync": "azure-data-tables (sync)", "aio": "azure-data-tables (aio)", "legacy": "azure-cosmosdb-table (legacy)"}
+total = [0, 0, 0]
+for sdk in ("sync", "aio", "legacy"):
+    p, f, s = counts.get(sdk, [0, 0, 0])
+    total = [total[0] + p, total[1] + f, total[2] + s]
+    print(f"{labels[sdk]}: {p} passed, {f} failed, {s} skipped")
+print(f"UseDevelopmentStorage=true test: {udev}")
+print(f"conformance-python: {total[0]} passed, {total[1]} failed, {total[2]} skipped")
+# A whole run (no pytest arguments) must have run tests of every SDK.
+whole = sys.argv[2] == "0"
+sys.exit(1 if total[1] or not total[0] or (whole and any(not counts.get(k, [0])[0] for k in labels)) else 0)
+EOF
+else
+  status=1
+fi
+# pytest exits 5 when it collected no test: that is a failure here too.
+if [ "$rc" -ne 0 ]; then status=1; fi
+exit $status

@@ -1,0 +1,28 @@
+package emulator
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/tableemu/tableemu/emulator/explorer"
+)
+
+// The data explorer (emulator/explorer) is served beside the API at
+// /_tableemu/, like the insights report. It is static files only: the page
+// reaches the data through the Table API with credentials, like any SDK.
+
+// isExplorerPath reports whether a request path belongs to the explorer:
+// /_tableemu and everything under /_tableemu/ except the insights report.
+func isExplorerPath(p string) bool {
+	return p == "/_tableemu" || strings.HasPrefix(p, explorer.Prefix) && p != "/_tableemu/insights"
+}
+
+func newExplorer(cfg Config) http.Handler {
+	return explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights})
+}
+
+// ExplorerURL is the data explorer's address on a server listening at
+// addr: http://127.0.0.1:10002/_tableemu/ (printed at start-up).
+func ExplorerURL(scheme, addr string) string {
+	return scheme + "://" + addr + explorer.Prefix
+}

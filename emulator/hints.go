@@ -1,0 +1,110 @@
+package emulator
+
+import (
+	"strings"
+
+	"github.com/tableemu/tableemu"
+)
+
+// hint adds tableemu's sentence to the errors an emulator user meets first
+// and cannot act on from the service's text alone (docs/protocol.md 8.3).
+// The code, status and the service's message stay as they are
+// (tableemu.Error.WithHint), so SDKs parse the error as Azure's. Hints that
+// depend only on the failing input (a table name) are added where the
+// error is made; these depend on the server's configuration or on the
+// request as a whole, so writeError asks here.
+func (c *call) hint(e *tableemu.Error) *tableemu.Error {
+	if strings.Contains(e.Message, " tableemu: ") {
+		return e // hinted where it was made, for its own case (insights_access.go)
+	}
+	switch e.Code {
+	case tableemu.NoAuthenticationInformation:
+		return e.WithHint("the request carries no credentials. Sign it with the account key, " +
+			"as an SDK does given the connection string tableemu prints when it starts, or add a SAS to the URL.")
+	case tableemu.AuthenticationFailed:
+		if c.s.debug != nil {
+			return e.WithHint("the reason, and for a signature mismatch the string tableemu signed, are in its --debug log.")
+		}
+		return e.WithHint("start it with --debug FILE to log the reason, and for a signature mismatch " +
+			"the string tableemu signed, to compare with the one your client signed.")
+	case tableemu.InvalidUri, tableemu.ResourceNotFound:
+		// Only when the URL's account is missing (a path tableemu cannot
+		// read an account from) or not served. A ResourceNotFound for an
+		// entity of a served account is the service's answer and needs
+		// none; /_tableemu/insights has no account and hints on its own.
+		switch {
+		case c.res.account == "" && e.Code != tableemu.InvalidUri:
+			return e
+		case c.res.account != "" && c.s.accounts[c.res.account] != nil:
+			if e.Code == tableemu.InvalidUri && c.res.kind == kService && !c.res.secondary && !c.res.hostStyle {
+				// The account's endpoint itself, as printed at start and
+				// pasted into a browser or curl: nothing is served there.
+				ep := c.endpointFor(c.res.account)
+				return e.WithHint("this URL is the endpoint of account %s, where no operation is served: its tables are at %s/Tables "+
+					"and a table's entities at %s/<table>(); an SDK given the endpoint or the connection string builds these URLs.",
+					quoteHint(c.res.account), ep, ep)
+			}
+			return e
+		}
+		return e.WithHint("%s URLs are /<account>/Tables…, e.g. %s/Tables; the accounts here are %s (AZURITE_ACCOUNTS sets them).",
+			c.accountProblem(), c.exampleEndpoint(), c.s.accountList())
+	}
+	return e
+}
+
+// accountProblem says what is wrong with the URL's account.
+func (c *call) accountProblem() string {
+	if c.res.account == "" {
+		return "this URL names no account."
+	}
+	return "there is no account " + quoteHint(c.res.account) + " here (the first segment of the path names the account)."
+}
+
+// exampleEndpoint is the first account's endpoint as this request reached
+// the server: http://127.0.0.1:10002/devstoreaccount1.
+func (c *call) exampleEndpoint() string {
+	name := DevAccount
+	if len(c.s.cfg.Accounts) > 0 {
+		name = c.s.cfg.Accounts[0].Name
+	}
+	return c.endpointFor(name)
+}
+
+// endpointFor is account's path-style endpoint as this request reached the
+// server.
+func (c *call) endpointFor(account string) string {
+	scheme := "http"
+	if c.r.TLS != nil {
+		scheme = "https"
+	}
+	host := c.r.Host
+	if host == "" {
+		host = "127.0.0.1:10002"
+	}
+	return Endpoint(scheme, host, account)
+}
+
+// accountList names the configured accounts, at most ten of them.
+func (s *Server) accountList() string {
+	var names []string
+	for i, a := range s.cfg.Accounts {
+		if i == 10 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// tableNameHint states the service's naming rule (docs/protocol.md 1.4)
+// after a Create Table refusal.
+func tableNameHint(e *tableemu.Error, name string) *tableemu.Error {
+	return e.WithHint("%s is not a valid table name: names are 3 to 63 letters or digits, starting with a letter (^[A-Za-z][A-Za-z0-9]{2,62}$), and \"tables\" is reserved.",
+		quoteHint(name))
+}
+
+// quoteHint quotes user input for a hint, cut short if long.
+func quoteHint(s string) string {
+	return "\"" + clipText(s) + "\""
+}

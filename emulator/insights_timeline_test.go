@@ -1,0 +1,72 @@
+package emulator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tableemu/tableemu/odata/edm"
+)
+
+// TestTimeline: writes land in their partition's second, partitions past
+// the per-second bound are summed as others, refusals of --throttle are
+// counted, and seconds older than the window drop out.
+func TestTimeline(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	in := newInsights(clk.now)
+	th := newThrottle(clk.now)
+	th.refused = in.throttled
+	write := func(pk string, n int) {
+		es := make([]*edm.Entity, n)
+		for i := range es {
+			es[i] = &edm.Entity{PartitionKey: pk, RowKey: fmt.Sprint(i)}
+		}
+		in.writes("acct", "Orders", es)
+	}
+	write("hot", 3)
+	clk.t = clk.t.Add(time.Second)
+	write("hot", 5)
+	write("cold", 1)
+	for i := 0; i < timelinePartitions+4; i++ {
+		write(fmt.Sprintf("spread%03d", i), 1)
+	}
+	// The partition's bucket holds 2,000: a batch of 2,000 passes, the
+	// next is refused and counted.
+	if err := th.admit("acct", "orders", "hot", true, 2000); err != nil {
+		t.Fatal(err)
+	}
+	if err := th.admit("acct", "orders", "hot", true, 100); !isBusy(err) {
+		t.Fatalf("second batch: %v, want ServerBusy", err)
+	}
+
+	r := in.timeline.report(clk.now().Unix(), "acct")
+	if len(r.Tables) != 1 || r.Tables[0].Table != "Orders" || r.PartitionTarget != 2000 {
+		t.Fatalf("report %+v", r)
+	}
+	tt := r.Tables[0]
+	hot := tt.Partitions[0]
+	last := timelineSeconds - 1
+	if hot.PartitionKey != "hot" || hot.PerSecond[last-1] != 3 || hot.PerSecond[last] != 5 || hot.Peak != 5 {
+		t.Errorf("hot: %s %v … peak %d, want 3 then 5", hot.PartitionKey, hot.PerSecond[last-1:], hot.Peak)
+	}
+	if len(tt.Partitions) != timelineShown {
+		t.Errorf("%d partitions reported, want the %d hottest", len(tt.Partitions), timelineShown)
+	}
+	// hot, cold and 254 spread partitions fit in the second; 6 do not.
+	if tt.Other == nil || tt.Other[last] != 6 {
+		t.Errorf("other partitions: %v, want 6 in the last second", tt.Other[last-1:])
+	}
+	if tt.Total != 1 || tt.Throttled[last] != 1 || len(tt.Recent) != 1 || tt.Recent[0].PartitionKey != "hot" {
+		t.Errorf("throttled: total %d, last second %d, recent %+v; want one refusal of hot", tt.Total, tt.Throttled[last], tt.Recent)
+	}
+
+	if r := in.timeline.report(clk.now().Unix(), "other"); len(r.Tables) != 0 {
+		t.Errorf("another account's report: %+v, want no tables", r.Tables)
+	}
+
+	clk.t = clk.t.Add(timelineSeconds * time.Second)
+	r = in.timeline.report(clk.now().Unix(), "acct")
+	if len(r.Tables[0].Partitions) != 0 || r.Tables[0].Throttled[last] != 0 {
+		t.Errorf("after the window: %+v, want no series", r.Tables[0].Partitions)
+	}
+}
