@@ -3,8 +3,9 @@
 #   1. every fuzz target for FUZZTIME (default 20s; FuzzBatch 60s) each,
 #      one at a time;
 #   2. the crash test against the real binary, TABLEEMU_CRASH_CYCLES (default
-#      50) kill -9 cycles, with the concurrency, hostile-input, shutdown and
-#      storage-fault tests, printing their numbers;
+#      50) kill -9 cycles in each durability mode (default and --fsync), with
+#      the concurrency, hostile-input, shutdown and storage-fault tests,
+#      printing their numbers;
 #   3. the race detector over the whole suite (the crash test at 3 cycles
 #      there: the binary it kills is not race-instrumented, and the cycles
 #      have already run in step 2).
@@ -63,7 +64,7 @@ for spec in \
   summary+=("fuzz $line")
 done
 
-echo "== crash test ($CYCLES cycles) and the other reliability tests"
+echo "== crash test ($CYCLES cycles in each durability mode) and the other reliability tests"
 s=$(date +%s)
 if ! TABLEEMU_CRASH_CYCLES=$CYCLES go test ./conformance -count=1 -v -timeout=20m \
   -run='^(TestCrashRecovery|TestGracefulShutdown|TestConcurrentCounter|TestHostileSizes|TestHostileMalformedBodies|TestSlowClients|TestManyConnections|TestReadOnlyDataDirectory|TestDiskFull|TestDamagedDatabase)$' \
@@ -75,7 +76,11 @@ fi
 grep -E '^\s+\S+_test\.go:[0-9]+: ' "$log/conformance" | grep -vE 'cycle [0-9]+: [0-9]+ writes' | sed -E 's/^\s+//' || true
 grep -E '^(--- |ok|PASS)' "$log/conformance" | grep -v '^    ' || true
 summary+=("reliability tests: $(($(date +%s) - s))s")
-summary+=("$(grep -o 'crash summary: .*' "$log/conformance")")
+while IFS= read -r line; do summary+=("$line"); done < <(grep -o 'crash summary .*' "$log/conformance")
+if [ "$(grep -c 'crash summary (\(default\|fsync\) mode)' "$log/conformance")" != 2 ]; then
+  echo "FAIL: the crash test did not run in both durability modes"
+  exit 1
+fi
 summary+=("$(grep -o '[0-9]* connections held .*' "$log/conformance")")
 
 echo "== race detector over the whole suite"

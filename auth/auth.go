@@ -15,10 +15,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tableemu/tableemu"
@@ -103,7 +105,7 @@ type Policy struct {
 // authentication code is the service's) rejects it with "Ambiguous
 // authentication scheme credentials provided".
 func Authenticate(req *Request, acct *Account, opts VerifyOptions) (*Grant, error) {
-	hasAuth := len(req.Header.Values("Authorization")) > 0
+	hasAuth := len(req.Header["Authorization"]) > 0
 	sas, hasSAS := ParseSAS(req.Query)
 	switch {
 	case hasAuth && hasSAS:
@@ -172,18 +174,53 @@ func contains(list []string, s string) bool {
 // any of keys. Comparison is constant-time per candidate (hmac.Equal).
 func signs(keys [][]byte, stringsToSign []string, mac []byte) bool {
 	ok := false
+	var sum [sha256.Size]byte
 	for _, key := range keys {
+		pool := macPool(key)
+		h := pool.Get().(hash.Hash)
 		for _, s := range stringsToSign {
-			h := hmac.New(sha256.New, key)
+			h.Reset()
 			h.Write([]byte(s))
 			// Keep looping after a match so the time taken does not say which
 			// key or candidate matched.
-			if hmac.Equal(h.Sum(nil), mac) {
+			if hmac.Equal(h.Sum(sum[:0]), mac) {
 				ok = true
 			}
 		}
+		pool.Put(h)
 	}
 	return ok
+}
+
+// macPools holds HMAC-SHA256 states per account key. A fresh hmac.New
+// hashes the key into its inner and outer pads on every request — twice
+// the SHA-256 blocks of the signature itself, the costliest step of
+// authorising a point read — where a state that has been Reset once
+// restores its keyed pads from a saved copy. Keys come from the
+// configured accounts only, so the map stays small.
+var macPools struct {
+	sync.RWMutex
+	m map[string]*sync.Pool // of hash.Hash
+}
+
+func macPool(key []byte) *sync.Pool {
+	macPools.RLock()
+	p := macPools.m[string(key)]
+	macPools.RUnlock()
+	if p != nil {
+		return p
+	}
+	macPools.Lock()
+	defer macPools.Unlock()
+	if p = macPools.m[string(key)]; p == nil {
+		k := string(key)
+		p = &sync.Pool{New: func() any { return hmac.New(sha256.New, []byte(k)) }}
+		if macPools.m == nil {
+			macPools.m = map[string]*sync.Pool{}
+		}
+		macPools.m[k] = p
+	}
+	return p
 }
 
 // decodeSignature decodes a base64 signature. A '+' that arrived unescaped

@@ -69,8 +69,8 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 				// 9.3: no x-ms-* header block, unlike blob and queue.
 				candidates = append(candidates, strings.Join([]string{
 					req.Method,
-					req.Header.Get("Content-MD5"),
-					req.Header.Get("Content-Type"),
+					first(req.Header["Content-Md5"]),
+					first(req.Header["Content-Type"]),
 					date,
 					resource,
 				}, "\n"))
@@ -97,7 +97,7 @@ func SharedKeyAccount(h http.Header) (string, error) {
 
 // parseSharedKey reads "SharedKey account:signature" (or SharedKeyLite).
 func parseSharedKey(h http.Header) (lite bool, claimed, sig string, err error) {
-	values := h.Values("Authorization")
+	values := h["Authorization"] // canonical name: no conversion per request
 	switch {
 	case len(values) == 0:
 		return false, "", "", tableemu.New(tableemu.NoAuthenticationInformation)
@@ -135,8 +135,8 @@ func parseSharedKey(h http.Header) (lite bool, claimed, sig string, err error) {
 // both are present, for robustness. The first one must be a valid HTTP date
 // within MaxClockSkew of the server clock (docs/protocol.md 0.1).
 func requestDates(req *Request) ([]string, error) {
-	xms := req.Header.Values("X-Ms-Date")
-	date := req.Header.Values("Date")
+	xms := req.Header["X-Ms-Date"]
+	date := req.Header["Date"]
 	var primary, other string
 	switch {
 	case len(xms) > 0:
@@ -166,4 +166,12 @@ func requestDates(req *Request) ([]string, error) {
 		dates = append(dates, other)
 	}
 	return dates, nil
+}
+
+// first is a header's first value, or "".
+func first(v []string) string {
+	if len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

@@ -38,6 +38,7 @@ type Config struct {
 	Port                   int    // --tablePort
 	Location               string // --location; "" keeps everything in memory (see above)
 	InMemory               bool   // --inMemoryPersistence: in memory even if Location is set
+	Fsync                  bool   // --fsync: every commit fsynced before the answer (README, "Durability")
 	Loose                  bool   // --loose
 	SkipAPIVersionCheck    bool   // --skipApiVersionCheck
 	DisableProductStyleURL bool   // --disableProductStyleUrl
@@ -161,6 +162,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	case !c.InMemory && c.Location == "":
 		c.Location = "." // Azurite's default: the current directory
 	}
+	if c.InMemory && c.Fsync {
+		c.Warnings = append(c.Warnings, "--fsync has no effect with --inMemoryPersistence: nothing is written to disk")
+	}
 	if env := strings.TrimSpace(getenv("AZURITE_ACCOUNTS")); env != "" {
 		accts, err := parseAccounts(env)
 		if err != nil {
@@ -205,6 +209,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.StringVar(&c.Location, "location", "", "keep the database, tableemu.sqlite, in `DIR` (default: the current directory)")
 	fs.StringVar(&c.Location, "l", "", "short for --location")
 	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
+	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
 	fs.BoolVar(&c.Loose, "loose", false, "accept an account SAS signed for https over plain HTTP")
 	fs.BoolVar(&c.Loose, "L", false, "short for --loose")
 	fs.BoolVar(&c.SkipAPIVersionCheck, "skipApiVersionCheck", false, "accept any x-ms-version")

@@ -241,7 +241,7 @@ func (s *Server) insertEntity(c *call) error {
 	}
 	rep := insertReply(c.encodeOptions(t.Name, nil), e, pref)
 	h := c.w.Header()
-	h.Set("ETag", rep.etag)
+	h.Set("Etag", rep.etag) // canonical spelling: see ServeHTTP
 	h.Set("Location", rep.location)
 	if rep.status == http.StatusNoContent {
 		h.Set("DataServiceId", rep.location)
@@ -305,7 +305,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err != nil {
 			return err
 		}
-		c.w.Header().Set("ETag", wire.ETag(stored.Timestamp))
+		c.w.Header().Set("Etag", wire.ETag(stored.Timestamp))
 		c.writeNoContent(http.StatusNoContent)
 		return nil
 	}

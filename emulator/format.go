@@ -24,7 +24,7 @@ func negotiate(r *http.Request) (wire.Level, *tableemu.Error) {
 		return wire.MinimalMetadata, tableemu.New(tableemu.InvalidQueryParameterValue).
 			WithDetail("$format %q is not a JSON media type", f)
 	}
-	accept := r.Header.Values("Accept")
+	accept := r.Header["Accept"]
 	if len(accept) == 0 {
 		return wire.MinimalMetadata, nil
 	}
@@ -91,11 +91,11 @@ func mediaLevel(item string) (wire.Level, mediaKind) {
 
 // writeJSON sends a JSON (OData) response body.
 func (c *call) writeJSON(status int, body []byte) {
-	h := c.w.Header()
-	h.Set("Content-Type", c.level.ContentType())
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h := c.w.Header() // canonical names straight in the map: see ServeHTTP
+	h["Content-Type"] = []string{c.level.ContentType()}
+	h["Cache-Control"] = noCacheHeader
+	h["X-Content-Type-Options"] = nosniffHeader
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	c.w.WriteHeader(status)
 	if c.r.Method != http.MethodHead {
 		c.w.Write(body)
@@ -106,11 +106,18 @@ func (c *call) writeJSON(status int, body []byte) {
 // service-properties PUT).
 func (c *call) writeNoContent(status int) {
 	h := c.w.Header()
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", "0")
+	h["Cache-Control"] = noCacheHeader
+	h["X-Content-Type-Options"] = nosniffHeader
+	h["Content-Length"] = zeroLengthHeader
 	c.w.WriteHeader(status)
 }
+
+// Constant header values, shared: net/http only reads them.
+var (
+	noCacheHeader    = []string{"no-cache"}
+	nosniffHeader    = []string{"nosniff"}
+	zeroLengthHeader = []string{"0"}
+)
 
 // prefer reads the Prefer header: "return-content", "return-no-content" or
 // "" (absent or anything else, which the service ignores).

@@ -41,7 +41,7 @@ func (s *Server) getEntity(c *call) error {
 	if s.ins != nil {
 		s.ins.query(c, t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
-	c.w.Header().Set("ETag", wire.ETag(e.Timestamp))
+	c.w.Header().Set("Etag", wire.ETag(e.Timestamp)) // canonical spelling: see ServeHTTP
 	c.writeJSON(http.StatusOK, wire.AppendEntityDocument(nil, e, c.encodeOptions(t.Name, sel)))
 	return nil
 }

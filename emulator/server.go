@@ -7,9 +7,12 @@ package emulator
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,9 +20,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/tableemu/tableemu"
@@ -78,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	st, err := store.Open(context.Background(), store.Options{Dir: cfg.Location, InMemory: cfg.InMemory, NoAutoIndex: cfg.NoAutoIndex})
+	st, err := store.Open(context.Background(), store.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync, NoAutoIndex: cfg.NoAutoIndex})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func callOf(r *http.Request) *call { return r.Context().Value(callKey{}).(*call)
 // route table.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
-	c := &call{s: s, r: r, reqID: uuid.NewString(), verb: r.Method}
+	c := &call{s: s, r: r, reqID: newRequestID(), verb: r.Method}
 	sw := &statusWriter{ResponseWriter: w}
 	c.w = sw
 	defer func() {
@@ -168,17 +171,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.accessLog(c, sw, start)
 	}()
 
+	// Headers by their canonical names straight in the map (net/http
+	// canonicalises every name it reads and writes them so): Get and Set
+	// check the name's spelling on every call, and convert — allocate —
+	// any other, a measurable part of a point read.
 	h := w.Header()
-	h.Set("x-ms-request-id", c.reqID)
-	h.Set("Date", start.UTC().Format(http.TimeFormat))
-	h.Set("Server", "tableemu")
-	if v := r.Header.Get("x-ms-version"); v != "" {
-		h.Set("x-ms-version", v)
+	h["X-Ms-Request-Id"] = []string{c.reqID}
+	h["Date"] = []string{start.UTC().Format(http.TimeFormat)}
+	h["Server"] = serverHeader
+	if v := header(r.Header, "X-Ms-Version"); v != "" {
+		h["X-Ms-Version"] = []string{v}
 	} else {
-		h.Set("x-ms-version", defaultVersion)
+		h["X-Ms-Version"] = defaultVersionHeader
 	}
-	if id := r.Header.Get("x-ms-client-request-id"); id != "" {
-		h.Set("x-ms-client-request-id", id)
+	if id := header(r.Header, "X-Ms-Client-Request-Id"); id != "" {
+		h["X-Ms-Client-Request-Id"] = []string{id}
 	}
 	if r.URL.Path == "/_tableemu/insights" {
 		s.serveInsights(c)
@@ -198,8 +205,46 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.router.ServeHTTP(sw, r)
 }
 
+// newRequestID returns a random (version 4) UUID for x-ms-request-id. It
+// only needs to be unique, not unguessable, so it comes from the runtime's
+// per-thread generator: uuid.NewString reads the system's random source,
+// a system call on every request.
+func newRequestID() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
 // defaultVersion is echoed when a request carries no x-ms-version.
 const defaultVersion = "2019-02-02"
+
+// Constant header values, shared: net/http only reads them.
+var (
+	defaultVersionHeader = []string{defaultVersion}
+	serverHeader         = []string{"tableemu"}
+)
+
+// header is the first value of the header with canonical name key (see
+// ServeHTTP), or "".
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // maxBody is the largest request body accepted, for every operation,
 // $batch included: 4 MiB, framing and all (docs/protocol.md 0.1, 7.2, 10).
@@ -212,10 +257,10 @@ const maxBody = 4 << 20
 // the client request id, the body size, the method override and the path.
 func (s *Server) checkRequest(c *call) error {
 	r := c.r
-	if err := s.checkVersion(r.Header.Get("x-ms-version")); err != nil {
+	if err := s.checkVersion(header(r.Header, "X-Ms-Version")); err != nil {
 		return err
 	}
-	if len(r.Header.Get("x-ms-client-request-id")) > 1024 {
+	if len(header(r.Header, "X-Ms-Client-Request-Id")) > 1024 {
 		return tableemu.New(tableemu.InvalidHeaderValue).WithDetail("x-ms-client-request-id is longer than 1 KiB")
 	}
 	if r.ContentLength > maxBody {
@@ -240,6 +285,11 @@ func (s *Server) checkVersion(v string) error {
 	if v == "" || s.cfg.SkipAPIVersionCheck {
 		return nil
 	}
+	// Clients send the same version on every request: remember the last
+	// good one instead of parsing it each time.
+	if last := goodVersion.Load(); last != nil && *last == v {
+		return nil
+	}
 	t, err := time.Parse("2006-01-02", v)
 	if err != nil {
 		return tableemu.New(tableemu.InvalidHeaderValue).WithDetail("x-ms-version %q is not a version date", v)
@@ -248,13 +298,18 @@ func (s *Server) checkVersion(v string) error {
 		return tableemu.Newf(tableemu.InvalidHeaderValue,
 			"The value for one of the HTTP headers is not in the correct format. x-ms-version %s is older than the oldest version tableemu serves (2013-08-15); --skipApiVersionCheck accepts it.", v)
 	}
+	good := v // a copy, so that only this path allocates
+	goodVersion.Store(&good)
 	return nil
 }
+
+// goodVersion is the last x-ms-version checkVersion accepted.
+var goodVersion atomic.Pointer[string]
 
 // resolveMethod applies X-HTTP-Method, which clients use to send MERGE (and
 // sometimes DELETE) through proxies that only pass POST (docs/protocol.md 2.1).
 func resolveMethod(r *http.Request) error {
-	vals := r.Header.Values("X-HTTP-Method")
+	vals := r.Header["X-Http-Method"] // X-HTTP-Method, canonical
 	if len(vals) == 0 {
 		return nil
 	}

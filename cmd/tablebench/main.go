@@ -27,6 +27,7 @@ type config struct {
 	rounds      int
 	pointN      int
 	scanN       int
+	pointTable  string // where point, update and mixed read and write
 }
 
 type targetList []string
@@ -52,8 +53,13 @@ func run(args []string) error {
 	fs.IntVar(&cfg.rounds, "rounds", 3, "rounds; targets alternate within each round")
 	fs.IntVar(&cfg.pointN, "point-entities", 10_000, "entities preloaded for point, update and mixed")
 	fs.IntVar(&cfg.scanN, "scan-entities", 100_000, "entities preloaded for range, scan and drain (a multiple of 100000)")
+	share := fs.Bool("share-table", false, "point, update and mixed use the scan table (scale runs: one table of -scan-entities)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	cfg.pointTable = pointTable
+	if *share {
+		cfg.pointTable, cfg.pointN = scanTable, cfg.scanN
 	}
 	if len(targets) == 0 {
 		return errors.New("give at least one -target")

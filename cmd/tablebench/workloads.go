@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,12 @@ func (t *target) preload(table string, n int) error {
 		return nil
 	}
 	parts := n / 100
+	start := time.Now()
+	defer func() {
+		d := time.Since(start)
+		fmt.Fprintf(os.Stderr, "tablebench: %s: loaded %d entities into %s in %.1f s (%.0f entities/s)\n",
+			t.name, n, table, d.Seconds(), float64(n)/d.Seconds())
+	}()
 	jobs := make(chan int)
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
@@ -102,9 +109,9 @@ func workloads() []workload {
 			resp, body, err := t.do("POST", "/tbinsert", "", map[string]string{"Prefer": "return-no-content"}, e.body)
 			return 1, expect(resp, body, err, http.StatusNoContent)
 		}},
-		{name: "point", unit: "ops", setup: preloaded(pointTable, pointN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
+		{name: "point", unit: "ops", setup: preloaded(pointN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
 			i := r.IntN(cfg.pointN)
-			resp, body, err := t.do("GET", fmt.Sprintf("/%s(PartitionKey='p%03d',RowKey='r%07d')", pointTable, i%100, i), "", nil, nil)
+			resp, body, err := t.do("GET", fmt.Sprintf("/%s(PartitionKey='p%03d',RowKey='r%07d')", cfg.pointTable, i%100, i), "", nil, nil)
 			return 1, expect(resp, body, err, http.StatusOK)
 		}},
 		{name: "batch", unit: "entities", setup: freshTable("tbbatch"), op: func(t *target, cfg *config, r *rand.Rand, seq *atomic.Int64) (int, error) {
@@ -116,19 +123,25 @@ func workloads() []workload {
 			}
 			return 100, t.batch("tbbatch", es)
 		}},
-		{name: "range", unit: "ops", setup: preloaded(scanTable, scanN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
+		{name: "range", unit: "ops", setup: preloaded(scanN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
 			// 1000 consecutive rows of one partition: rows of p are
 			// p, p+100, p+200, ... so a RowKey range of 100000 holds 1000.
 			p := r.IntN(100)
 			lo := r.IntN(cfg.scanN/100000) * 100000
-			f := fmt.Sprintf("PartitionKey eq 'p%03d' and RowKey ge 'r%07d' and RowKey lt 'r%07d'", p, lo, lo+100000)
+			// RowKeys have seven digits: the last range of ten million
+			// ends before "s", not at "r10000000" (which sorts first).
+			hi := fmt.Sprintf("r%07d", lo+100000)
+			if lo+100000 >= 10_000_000 {
+				hi = "s"
+			}
+			f := fmt.Sprintf("PartitionKey eq 'p%03d' and RowKey ge 'r%07d' and RowKey lt '%s'", p, lo, hi)
 			n, _, err := t.query(scanTable, f)
 			if err == nil && n != 1000 {
 				err = fmt.Errorf("range returned %d entities, want 1000", n)
 			}
 			return 1, err
 		}},
-		{name: "scan", unit: "scans", serial: true, setup: preloaded(scanTable, scanN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
+		{name: "scan", unit: "scans", serial: true, setup: preloaded(scanN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
 			// A non-key filter matching 0.1% of the entities.
 			n, _, err := t.query(scanTable, fmt.Sprintf("Tag eq 't%d'", r.IntN(1000)))
 			if err == nil && n != cfg.scanN/1000 {
@@ -136,28 +149,28 @@ func workloads() []workload {
 			}
 			return 1, err
 		}},
-		{name: "drain", unit: "scans", serial: true, setup: preloaded(scanTable, scanN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
+		{name: "drain", unit: "scans", serial: true, setup: preloaded(scanN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
 			n, _, err := t.query(scanTable, "")
 			if err == nil && n != cfg.scanN {
 				err = fmt.Errorf("drain returned %d entities, want %d", n, cfg.scanN)
 			}
 			return 1, err
 		}},
-		{name: "update", unit: "ops", setup: preloaded(pointTable, pointN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
+		{name: "update", unit: "ops", setup: preloaded(pointN), op: func(t *target, cfg *config, r *rand.Rand, _ *atomic.Int64) (int, error) {
 			return 1, t.merge(r, cfg)
 		}},
-		{name: "mixed", unit: "ops", setup: preloaded(pointTable, pointN), op: func(t *target, cfg *config, r *rand.Rand, seq *atomic.Int64) (int, error) {
+		{name: "mixed", unit: "ops", setup: preloaded(pointN), op: func(t *target, cfg *config, r *rand.Rand, seq *atomic.Int64) (int, error) {
 			switch x := r.IntN(10); {
 			case x < 7:
 				i := r.IntN(cfg.pointN)
-				resp, body, err := t.do("GET", fmt.Sprintf("/%s(PartitionKey='p%03d',RowKey='r%07d')", pointTable, i%100, i), "", nil, nil)
+				resp, body, err := t.do("GET", fmt.Sprintf("/%s(PartitionKey='p%03d',RowKey='r%07d')", cfg.pointTable, i%100, i), "", nil, nil)
 				return 1, expect(resp, body, err, http.StatusOK)
 			case x < 9:
 				return 1, t.merge(r, cfg)
 			default:
 				i := cfg.pointN + int(seq.Add(1))
 				e := makeEntity(fmt.Sprintf("m%03d", i%100), i)
-				resp, body, err := t.do("POST", "/"+pointTable, "", map[string]string{"Prefer": "return-no-content"}, e.body)
+				resp, body, err := t.do("POST", "/"+cfg.pointTable, "", map[string]string{"Prefer": "return-no-content"}, e.body)
 				return 1, expect(resp, body, err, http.StatusNoContent)
 			}
 		}},
@@ -168,7 +181,7 @@ func workloads() []workload {
 func (t *target) merge(r *rand.Rand, cfg *config) error {
 	i := r.IntN(cfg.pointN)
 	body := []byte(fmt.Sprintf(`{"Score":%d.25,"Seen":true}`, r.IntN(1000000)))
-	resp, rb, err := t.do("MERGE", fmt.Sprintf("/%s(PartitionKey='p%03d',RowKey='r%07d')", pointTable, i%100, i), "", map[string]string{"If-Match": "*"}, body)
+	resp, rb, err := t.do("MERGE", fmt.Sprintf("/%s(PartitionKey='p%03d',RowKey='r%07d')", cfg.pointTable, i%100, i), "", map[string]string{"If-Match": "*"}, body)
 	return expect(resp, rb, err, http.StatusNoContent)
 }
 
@@ -216,12 +229,13 @@ const (
 	scanN
 )
 
-func preloaded(table string, which int) func(t *target, cfg *config) error {
+// preloaded loads the point table (pointN entities, or the scan table
+// itself with -share-table) or the scan table (scanN).
+func preloaded(which int) func(t *target, cfg *config) error {
 	return func(t *target, cfg *config) error {
-		n := cfg.pointN
-		if which == scanN {
-			n = cfg.scanN
+		if which == scanN || cfg.pointTable == scanTable {
+			return t.preload(scanTable, cfg.scanN)
 		}
-		return t.preload(table, n)
+		return t.preload(pointTable, cfg.pointN)
 	}
 }

@@ -6,16 +6,19 @@ import (
 	"fmt"
 )
 
-// Group commit. With synchronous=FULL every commit waits for an fsync,
-// which on this machine takes longer than the work of a single-entity
-// write; concurrent single writes would queue behind one fsync each. So
-// Update hands its closure to one writer goroutine, which runs every
-// closure that is waiting at that moment inside one SQLite transaction —
-// each in its own SAVEPOINT, so that one closure's failure undoes only its
-// own changes — and commits once. Each Update returns only after that
-// commit, so a write is still acknowledged only once it is durable; the
-// closures run one after another, so each is isolated from the others
-// exactly as separate transactions would be.
+// Group commit. Every commit has a fixed cost: SQLite appends the pages it
+// changed to the WAL (one write per commit, and the pages several writes
+// share are written once) and updates the WAL index; with Options.Fsync
+// it also waits for an fsync, which on this machine takes longer than the
+// work of a single-entity write. Concurrent single writes would pay it
+// one by one. So Update hands its closure to one writer goroutine, which
+// runs every closure that is waiting at that moment inside one SQLite
+// transaction — each in its own SAVEPOINT, so that one closure's failure
+// undoes only its own changes — and commits once. Each Update returns
+// only after that commit, so a write is acknowledged only once it is as
+// durable as the mode promises; the closures run one after another, so
+// each is isolated from the others exactly as separate transactions would
+// be.
 
 // maxGroup bounds a group, so that one commit never waits on an unbounded
 // queue.
@@ -33,7 +36,8 @@ type writeReq struct {
 }
 
 // Update runs fn in a write transaction: if fn returns nil its changes
-// commit (durably, before Update returns), otherwise nothing it did stays.
+// commit before Update returns (see Options.Fsync for how durably),
+// otherwise nothing it did stays.
 // fn runs on the writer goroutine; it must not call Update or View.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}

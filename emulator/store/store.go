@@ -44,9 +44,17 @@ const FileName = "tableemu.sqlite"
 type Options struct {
 	// Dir is the directory holding the database file; created if missing.
 	Dir string
-	// InMemory keeps everything in memory: nothing is written to disk and
-	// everything is lost on Close.
+	// InMemory keeps everything in memory: the database lives in a private
+	// directory on a memory file system (memory.go), removed on Close.
 	InMemory bool
+	// Fsync makes every commit wait until the operating system reports the
+	// write on stable storage (synchronous=FULL), so an acknowledged write
+	// survives a power cut or an operating-system crash. Without it a
+	// commit is written to the WAL before it is acknowledged but not
+	// fsynced (synchronous=NORMAL): it survives any death of the process,
+	// and after a power cut the database is consistent but may lack the
+	// last commits. See README, "Durability".
+	Fsync bool
 	// NoAutoIndex turns automatic property indexes off (autoindex.go).
 	NoAutoIndex bool
 }
@@ -60,11 +68,17 @@ type Store struct {
 	// suits scans; rp's read with pread, which suits closures that read a
 	// few rows (ViewPoint): after every commit SQLite unmaps and remaps a
 	// reader's map at its next transaction, which cost a point read more
-	// than the read itself. The writer reads with pread too (Open). In
-	// memory mode all three are one connection.
+	// than the read itself. The writer reads with pread too (Open).
 	w, r, rp *pool
 	path     string
-	lock     *dirLock // the data directory's (lock.go); nil in memory
+	// mem is the private directory of an in-memory store (memory.go).
+	mem *memoryDir
+	// lastCommit is when the writer was last used, as time since epoch
+	// (monotonic); ViewPoint reads it.
+	epoch       time.Time
+	lastCommit  atomic.Int64
+	quietPeriod time.Duration
+	lock        *dirLock // the data directory's (lock.go); nil in memory
 
 	closed atomic.Bool
 	// Update's writer goroutine (commit.go).
@@ -100,17 +114,21 @@ var mappedReaders = max(4, 2*runtime.GOMAXPROCS(0))
 // date. A file that is not a tableemu database, or is damaged, is an error
 // that names the file.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	s := &Store{now: time.Now, writes: make(chan *writeReq), quit: make(chan struct{})}
-	const rw = sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_CREATE
-	if opts.InMemory {
-		// A private memory database lives as long as its connection, so
-		// one connection serves reads and writes.
-		s.path = ":memory:"
-		s.w = newPool(1, func() (*conn, error) {
-			return openConn(":memory:", rw, []string{"foreign_keys = 1"})
-		})
-		s.r, s.rp = s.w, s.w
-	} else {
+	s := &Store{now: time.Now, writes: make(chan *writeReq), quit: make(chan struct{}), epoch: time.Now(), quietPeriod: defaultQuietPeriod}
+	switch {
+	case opts.InMemory:
+		m, err := newMemoryDir()
+		if err != nil {
+			return nil, fmt.Errorf("in-memory database: %w", err)
+		}
+		if m == nil {
+			s.openPrivateMemory()
+		} else {
+			// A memory file system has nothing to sync to.
+			s.mem = m
+			s.openPools(m.dir, "OFF", true)
+		}
+	default:
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
@@ -118,31 +136,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if s.lock, err = lockDir(opts.Dir); err != nil { // before the database is touched
 			return nil, err
 		}
-		s.path = filepath.Join(opts.Dir, FileName)
-		// synchronous=FULL: a commit is fsynced before it is acknowledged,
-		// so an acknowledged write survives a killed process and a power
-		// cut alike. busy_timeout covers the checkpointer and a second
-		// process opening the file. Scans read through a memory map instead
-		// of a read() per page: a scan touches thousands of pages, and
-		// SQLite's default 2 MiB page cache would otherwise re-read them
-		// with a system call each (but see rp).
-		pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = FULL", "foreign_keys = 1"}
-		// 2 GiB less 64 KiB: SQLite clamps larger sizes to its
-		// SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
-		mapped := slices.Concat(pragmas, []string{"mmap_size = 2147418112"})
-		// The writer reads with pread into its own page cache, which its
-		// commits do not invalidate: it touches few pages (the right edge
-		// of the b-tree, the entities it rewrites), and a map of the file
-		// only added every page a bulk load touched to the resident set.
-		s.w = newPool(1, func() (*conn, error) {
-			return openConn(s.path, rw, slices.Concat(pragmas, []string{"cache_size = -16000"}))
-		})
-		s.r = newPool(mappedReaders, func() (*conn, error) {
-			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
-		})
-		s.rp = newPool(maxReaders, func() (*conn, error) {
-			return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
-		})
+		// Durability (README, "Durability"). In WAL mode SQLite appends
+		// each commit to the WAL with write() before COMMIT returns, so
+		// once the operating system holds it a killed process loses
+		// nothing; FULL adds an fsync of the WAL to every commit, which
+		// is what a power cut or a kernel crash needs, and costs most of
+		// a single write's time on disk. NORMAL still fsyncs at
+		// checkpoints, so the database stays consistent after a power
+		// cut, missing at most the last commits.
+		sync := "NORMAL"
+		if opts.Fsync {
+			sync = "FULL"
+		}
+		s.openPools(opts.Dir, sync, false)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -158,8 +164,57 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Path is the database file, or ":memory:".
-func (s *Store) Path() string { return s.path }
+// openPools prepares the writer and reader pools of the database in dir,
+// each connection with synchronous=sync; connections open on first use.
+// On a memory file system (inMemory) the writer's page cache too keeps
+// SQLite's default 2 MiB: a cache there only duplicates pages that a pread
+// copies from memory anyway, and the store's memory is the data plus what
+// it holds besides.
+func (s *Store) openPools(dir, sync string, inMemory bool) {
+	// The page caches keep SQLite's default 2 MiB except the writer's on
+	// disk. Tried and measured against it (BENCHMARKS.md, "Tried"): 8 MiB
+	// per mapped reader, and checkpointing every 10,000 pages instead of
+	// 1,000 — pages in the WAL are read with pread and copied into the
+	// readers' caches, so both took private memory from 32–40 to 90–103
+	// MiB, and the larger WAL slowed merges (109 -> 147 us of CPU) more
+	// than it sped inserts.
+	writerCache := "cache_size = -16000"
+	if inMemory {
+		writerCache = "cache_size = -2000"
+	}
+	const rw = sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_CREATE
+	s.path = filepath.Join(dir, FileName)
+	// busy_timeout covers the checkpointer and a second process opening
+	// the file. Scans read through a memory map instead of a read() per
+	// page: a scan touches thousands of pages, and SQLite's default 2 MiB
+	// page cache would otherwise re-read them with a system call each
+	// (but see rp).
+	pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = " + sync, "foreign_keys = 1"}
+	// 2 GiB less 64 KiB: SQLite clamps larger sizes to its
+	// SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
+	mapped := slices.Concat(pragmas, []string{"mmap_size = 2147418112"})
+	// The writer reads with pread into its own page cache, which its
+	// commits do not invalidate: it touches few pages (the right edge of
+	// the b-tree, the entities it rewrites), and a map of the file only
+	// added every page a bulk load touched to the resident set.
+	s.w = newPool(1, func() (*conn, error) {
+		return openConn(s.path, rw, slices.Concat(pragmas, []string{writerCache}))
+	})
+	s.r = newPool(mappedReaders, func() (*conn, error) {
+		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
+	})
+	s.rp = newPool(maxReaders, func() (*conn, error) {
+		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
+	})
+}
+
+// Path is the database file, or ":memory:" in memory mode.
+func (s *Store) Path() string {
+	if s.mem != nil {
+		return ":memory:"
+	}
+	return s.path
+}
 
 // Close closes the database. Pending closures finish first: the writer
 // stops after its group, and each reader is closed once it is returned.
@@ -178,6 +233,9 @@ func (s *Store) Close() error {
 		p.closeAll()
 	}
 	s.lock.release() // last: the next holder may open the file at once
+	if s.mem != nil {
+		return s.mem.remove()
+	}
 	return nil
 }
 
@@ -187,7 +245,12 @@ func (s *Store) withWriter(fn func(*conn) error) error {
 	if err != nil {
 		return err
 	}
-	defer s.w.put(c)
+	defer func() {
+		// Whatever fn did may have committed: point reads keep off the
+		// mapped readers for a while (ViewPoint).
+		s.lastCommit.Store(int64(time.Since(s.epoch)))
+		s.w.put(c)
+	}()
 	return fn(c)
 }
 
@@ -296,10 +359,29 @@ func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
 }
 
 // ViewPoint is View for a closure that reads a handful of rows (a point
-// read, a table or policy lookup): it runs on a reader without the memory
-// map (see Store.rp).
+// read, a table or policy lookup). While the store is being written it
+// runs on a reader without the memory map (see Store.rp); once no commit
+// has come for quietPeriod, on a mapped one, which reads a page without
+// a system call: with ten million entities the b-tree's pages no longer fit
+// a reader's page cache, and a point read cost 248 µs of CPU through pread
+// against 159 µs mapped in one run (BENCHMARKS.md, "Scale"); 59 against
+// 56 µs over ten thousand. Each mapped reader still remaps once after
+// each commit it sees, which a rare write can afford.
 func (s *Store) ViewPoint(ctx context.Context, fn func(*Tx) error) error {
+	if s.sinceCommit() > s.quietPeriod {
+		return s.view(ctx, s.r, fn)
+	}
 	return s.view(ctx, s.rp, fn)
+}
+
+// defaultQuietPeriod is how long after the last commit ViewPoint turns to
+// mapped readers. Remapping costs a reader about 115 µs, a mapped point
+// read saves 10–80 µs: at less than a commit a second the map wins.
+const defaultQuietPeriod = time.Second
+
+// sinceCommit is the time since the writer last committed (or since Open).
+func (s *Store) sinceCommit() time.Duration {
+	return time.Since(s.epoch) - time.Duration(s.lastCommit.Load())
 }
 
 func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {

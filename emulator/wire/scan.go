@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // kind is the JSON type of a member's value.
@@ -237,6 +238,10 @@ func (s *scanner) str() (string, error) {
 	s.i++
 	start := s.i
 	for s.i < len(s.b) {
+		s.i += edm.PlainJSONPrefix(s.b[s.i:])
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':

@@ -6,6 +6,7 @@ package edm
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -190,8 +191,14 @@ func utf16Key(r rune) int64 {
 // UTF16Len is the length of s in UTF-16 code units, the unit the service's
 // size limits count (docs/protocol.md 10).
 func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
+	// ASCII is one unit a byte: skip it eight bytes at a time (property
+	// values are mostly ASCII, and every write measures all of them).
+	i := 0
+	for i+8 <= len(s) && binary.LittleEndian.Uint64([]byte(s[i:i+8]))&msb == 0 {
+		i += 8
+	}
+	n := i
+	for _, r := range s[i:] {
 		if r >= 0x10000 {
 			n += 2
 		} else {

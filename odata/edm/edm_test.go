@@ -3,6 +3,7 @@ package edm
 import (
 	"math"
 	"sort"
+	"strings"
 	"testing"
 	"unicode/utf16"
 )
@@ -91,6 +92,18 @@ func TestUTF16Len(t *testing.T) {
 	for s, want := range map[string]int{"": 0, "abc": 3, "\u00e9": 1, "\uffff": 1, "\U0001F600": 2, "a\U0010FFFFb": 4} {
 		if got := UTF16Len(s); got != want {
 			t.Errorf("UTF16Len(%+q) = %d, want %d", s, got, want)
+		}
+	}
+	// Every position of a non-ASCII character after and inside the runs
+	// skipped eight bytes at a time, against len(utf16.Encode(runes)).
+	for n := 0; n < 40; n++ {
+		for _, c := range []string{"\u00e9", "\U0001F600", "\xff"} {
+			for at := 0; at <= n; at++ {
+				s := strings.Repeat("a", at) + c + strings.Repeat("b", n-at)
+				if got, want := UTF16Len(s), len(utf16.Encode([]rune(s))); got != want {
+					t.Fatalf("UTF16Len(%+q) = %d, want %d", s, got, want)
+				}
+			}
 		}
 	}
 }

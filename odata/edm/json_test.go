@@ -86,3 +86,25 @@ func TestJSONPlain(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainJSONPrefix(t *testing.T) {
+	// A byte needing attention at every position of runs longer than the
+	// eight-byte steps: the prefix ends exactly there.
+	for n := 0; n < 40; n++ {
+		for _, c := range []byte{'"', '\\', 0, 0x1f, 0x7f + 1, 0xff} {
+			for at := 0; at <= n; at++ {
+				b := []byte(strings.Repeat("x", n))
+				want := n
+				if at < n {
+					b[at], want = c, at
+				}
+				if got := PlainJSONPrefix(b); got != want {
+					t.Fatalf("PlainJSONPrefix(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+	if got := PlainJSONPrefix([]byte(" ~\x7f")); got != 3 {
+		t.Fatalf("space, tilde and DEL are plain: %d", got)
+	}
+}
