@@ -51,7 +51,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each throughput measurement runs")
 	fs.IntVar(&cfg.concurrency, "concurrency", 8, "concurrent clients for throughput workloads")
 	fs.IntVar(&cfg.rounds, "rounds", 3, "rounds; targets alternate within each round")
-	fs.IntVar(&cfg.pointN, "point-entities", 10_000, "entities preloaded for point, update and mixed")
+	fs.IntVar(&cfg.pointN, "point-entities", 10_000, "entities preloaded for point, update and mixed (a multiple of 10000)")
 	fs.IntVar(&cfg.scanN, "scan-entities", 100_000, "entities preloaded for range, scan and drain (a multiple of 100000)")
 	share := fs.Bool("share-table", false, "point, update and mixed use the scan table (scale runs: one table of -scan-entities)")
 	if err := fs.Parse(args); err != nil {
@@ -66,6 +66,11 @@ func run(args []string) error {
 	}
 	if cfg.scanN%100000 != 0 {
 		return errors.New("-scan-entities must be a multiple of 100000")
+	}
+	// preload writes 100-entity batches over 100 partitions; the reads
+	// draw keys from all of them.
+	if cfg.pointN <= 0 || cfg.pointN%10000 != 0 {
+		return errors.New("-point-entities must be a multiple of 10000")
 	}
 	var ts []*target
 	for _, spec := range targets {

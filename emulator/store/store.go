@@ -172,7 +172,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // it holds besides.
 func (s *Store) openPools(dir, sync string, inMemory bool) {
 	// The page caches keep SQLite's default 2 MiB except the writer's on
-	// disk. Tried and measured against it (BENCHMARKS.md, "Tried"): 8 MiB
+	// disk. Tried and measured against it (BENCHMARKS.md, "Tried and not kept"): 8 MiB
 	// per mapped reader, and checkpointing every 10,000 pages instead of
 	// 1,000 — pages in the WAL are read with pread and copied into the
 	// readers' caches, so both took private memory from 32–40 to 90–103
@@ -364,7 +364,7 @@ func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
 // has come for quietPeriod, on a mapped one, which reads a page without
 // a system call: with ten million entities the b-tree's pages no longer fit
 // a reader's page cache, and a point read cost 248 µs of CPU through pread
-// against 159 µs mapped in one run (BENCHMARKS.md, "Scale"); 59 against
+// against 159 µs mapped in one run (BENCHMARKS.md, "Tried and not kept"); 59 against
 // 56 µs over ten thousand. Each mapped reader still remaps once after
 // each commit it sees, which a rare write can afford.
 func (s *Store) ViewPoint(ctx context.Context, fn func(*Tx) error) error {
