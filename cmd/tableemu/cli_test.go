@@ -82,7 +82,8 @@ func TestBadCommandLine(t *testing.T) {
 		{[]string{"--tablePort", "http"}, []string{"--tablePort", "tableemu --help"}, ""},
 		{[]string{"--location"}, []string{"--location", "needs an argument"}, ""},
 		{[]string{"serve"}, []string{`unexpected argument "serve"`}, ""},
-		{[]string{"--tableKeepAliveTimeout", "0"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
+		{[]string{"--tableKeepAliveTimeout", "-1"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
+		{[]string{"--tableKeepAliveTimeout", "5m"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
 		{[]string{"--pwd", "secret", "--cert", "c.pfx"}, []string{"PFX", "PEM"}, ""},
 	} {
 		code, out, errOut := runProc(t, "", tc.args...)
@@ -135,8 +136,10 @@ func TestAzuriteCommandLine(t *testing.T) {
 }
 
 // TestKeepAliveTimeout: --tableKeepAliveTimeout 1 closes a keep-alive
-// connection that stays idle for a second; without it the same connection
-// is still open then.
+// connection that stays idle for a second; without it, and with 0 (no
+// idle limit, as in Azurite), the same connection is still open then.
+// (That 0 is no limit rather than another long one is
+// emulator.TestKeepAliveTimeoutZero.)
 func TestKeepAliveTimeout(t *testing.T) {
 	idleFor := func(args ...string) (closed bool) {
 		p := startProc(t, "", append([]string{"--tablePort", "0", "--inMemoryPersistence", "--silent"}, args...)...)
@@ -168,6 +171,9 @@ func TestKeepAliveTimeout(t *testing.T) {
 	}
 	if idleFor() {
 		t.Error("default: the idle connection was closed within 3 s")
+	}
+	if idleFor("--tableKeepAliveTimeout", "0") {
+		t.Error("--tableKeepAliveTimeout 0: the idle connection was closed within 3 s")
 	}
 }
 
