@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -281,5 +282,41 @@ func TestCORSAfterRestart(t *testing.T) {
 	}
 	if len(props.Cors) != 1 || *props.Cors[0].AllowedOrigins != "http://app.example" {
 		t.Fatalf("CORS rules after restart: %+v", props.Cors)
+	}
+}
+
+// TestVersionCommitFromLdflags: a binary built without VCS information
+// (-buildvcs=false, as the container image's build, which has no .git)
+// names the commit given with -ldflags -X main.commit, as
+// docker/build-binary.sh passes TABLEEMU_COMMIT.
+func TestVersionCommitFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	script, err := os.ReadFile("../../docker/build-binary.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "-X main.commit=") {
+		t.Fatal("docker/build-binary.sh does not set main.commit")
+	}
+	bin := filepath.Join(t.TempDir(), "tableemu")
+	build := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("go", append(append([]string{"build", "-buildvcs=false", "-o", bin}, args...), ".")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %q: %v\n%s", args, err, out)
+		}
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	if out := build("-ldflags", "-X main.commit=abc1234"); !strings.Contains(out, "\ncommit abc1234\n") {
+		t.Errorf("built with -X main.commit=abc1234: --version says\n%s", out)
+	}
+	if out := build(); !strings.Contains(out, "\ncommit unknown\n") {
+		t.Errorf("built with no VCS information and no -X: --version says\n%s", out)
 	}
 }
