@@ -5,7 +5,9 @@
 #   docker/test-image.sh [--keep]      (as root; CI runs it from .ci/run)
 #
 # 1. Builds the binary with docker/build-binary.sh into a directory DIR:
-#    the very script the Dockerfile's build stage runs.
+#    the very script the Dockerfile's build stage runs, given the commit
+#    (git rev-parse --short HEAD) as the Dockerfile's TABLEEMU_COMMIT build
+#    argument would give it; checks that --version names that commit.
 # 2. Builds the image from the real Dockerfile with podman, DIR standing in
 #    for the `build` stage (--build-context build=DIR). The final stage has
 #    no RUN, so nothing needs to run a container. Storage is a private vfs
