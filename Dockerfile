@@ -2,8 +2,10 @@
 # Azurite's table service (same port, flags, AZURITE_ACCOUNTS, account and
 # key). See docker/README.md.
 #
-#   docker build -t tableemu .   (podman: add --format docker, or the
-#                                 HEALTHCHECK is dropped)
+#   docker build --build-arg TABLEEMU_COMMIT=$(git rev-parse --short HEAD) -t tableemu .
+#       (podman: add --format docker, or the HEALTHCHECK is dropped;
+#        without TABLEEMU_COMMIT, tableemu --version says "commit unknown":
+#        the build context has no .git for Go to read the commit from)
 #   docker run --rm -p 10002:10002 tableemu [extra flags, e.g. --loose]
 #
 # The final image is FROM scratch: one static binary, run as a numeric
@@ -16,12 +18,14 @@
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS
 ARG TARGETARCH
+# The commit tableemu --version names (docker/build-binary.sh).
+ARG TABLEEMU_COMMIT=
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 # CGO_ENABLED=0 -trimpath -ldflags '-s -w', into /out (see the script).
-RUN GOOS=$TARGETOS GOARCH=$TARGETARCH sh docker/build-binary.sh /out
+RUN GOOS=$TARGETOS GOARCH=$TARGETARCH TABLEEMU_COMMIT=$TABLEEMU_COMMIT sh docker/build-binary.sh /out
 
 # ---- the image: the binary, an empty /tmp, and /data owned by the user.
 FROM scratch

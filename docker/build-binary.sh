@@ -9,7 +9,9 @@
 #   OUT/rootfs/tableemu  the static binary: CGO_ENABLED=0, -trimpath, no
 #                        symbol table or DWARF (-ldflags '-s -w'), no VCS
 #                        stamp (the Docker context has no .git, so neither
-#                        does the test build)
+#                        does the test build); the commit tableemu
+#                        --version names is TABLEEMU_COMMIT instead
+#                        (-X main.commit), "unknown" if that is unset
 #   OUT/rootfs/tmp/      an empty /tmp, mode 1777: SQLite puts the spill
 #                        files of large sorts and index builds there, and
 #                        scratch has no /tmp
@@ -18,12 +20,21 @@
 #
 # GOOS and GOARCH, if set, pick the target (the Dockerfile passes Docker's
 # TARGETOS and TARGETARCH, so `docker buildx build --platform` cross-builds).
+# TABLEEMU_COMMIT, if set, is the commit (the Dockerfile's build argument of
+# that name; docker/test-image.sh passes `git rev-parse --short HEAD`).
 set -eu
 out=${1:?usage: docker/build-binary.sh OUT}
 cd "$(dirname "$0")/.."
+commit=${TABLEEMU_COMMIT:-}
+case $commit in
+*[!0-9A-Za-z._-]*)
+	echo "docker/build-binary.sh: TABLEEMU_COMMIT=$commit: want a commit hash or name (letters, digits, . _ -)" >&2
+	exit 2
+	;;
+esac
 umask 022
 mkdir -p "$out"
 mkdir "$out/rootfs" "$out/data"
 mkdir -m 1777 "$out/rootfs/tmp"
-CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags='-s -w' \
+CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w${commit:+ -X main.commit=$commit}" \
 	-o "$out/rootfs/tableemu" ./cmd/tableemu

@@ -5,7 +5,9 @@
 #   docker/test-image.sh [--keep]      (as root; CI runs it from .ci/run)
 #
 # 1. Builds the binary with docker/build-binary.sh into a directory DIR:
-#    the very script the Dockerfile's build stage runs.
+#    the very script the Dockerfile's build stage runs, given the commit
+#    (git rev-parse --short HEAD) as the Dockerfile's TABLEEMU_COMMIT build
+#    argument would give it; checks that --version names that commit.
 # 2. Builds the image from the real Dockerfile with podman, DIR standing in
 #    for the `build` stage (--build-context build=DIR). The final stage has
 #    no RUN, so nothing needs to run a container. Storage is a private vfs
@@ -86,8 +88,18 @@ image=localhost/tableemu:test
 step "building the binary as the build stage does (docker/build-binary.sh)"
 grep -q '^FROM .* AS build$' Dockerfile || die "Dockerfile has no stage named build"
 grep -q 'sh docker/build-binary.sh /out' Dockerfile || die "the Dockerfile's build stage no longer runs docker/build-binary.sh"
-sh docker/build-binary.sh "$work/build/out"
+grep -q '^ARG TABLEEMU_COMMIT' Dockerfile || die "the Dockerfile takes no TABLEEMU_COMMIT build argument"
+# shellcheck disable=SC2016 # the Dockerfile's $TABLEEMU_COMMIT, literally
+grep -qF 'TABLEEMU_COMMIT=$TABLEEMU_COMMIT sh docker/build-binary.sh' Dockerfile ||
+	die "the Dockerfile's build stage does not pass TABLEEMU_COMMIT to docker/build-binary.sh"
+# The commit --version names: the context has no .git (.dockerignore), so
+# the build passes it in. Outside a Git checkout, none ("unknown").
+commit=$(git rev-parse --short HEAD 2>/dev/null || true)
+TABLEEMU_COMMIT=$commit sh docker/build-binary.sh "$work/build/out"
 ls -l "$work/build/out/rootfs/tableemu"
+version=$("$work/build/out/rootfs/tableemu" --version)
+echo "$version"
+grep -qx "commit ${commit:-unknown}" <<<"$version" || die "tableemu --version does not name commit ${commit:-unknown}"
 
 # ---- 2. the image, from the real Dockerfile
 step "podman build, with the build stage replaced by that directory"
@@ -96,6 +108,7 @@ step "podman build, with the build stage replaced by that directory"
 # TARGET* arguments are the ones BuildKit sets by itself.
 "${pm[@]}" build --quiet --format docker --pull=never --layers=false \
 	--build-arg TARGETOS="$(go env GOOS)" --build-arg TARGETARCH="$(go env GOARCH)" \
+	--build-arg TABLEEMU_COMMIT="$commit" \
 	--build-context build="$work/build" -f Dockerfile -t "$image" . >/dev/null
 
 inspect() { "${pm[@]}" image inspect --format "$1" "$image"; }

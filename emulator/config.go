@@ -48,7 +48,8 @@ type Config struct {
 	Silent                 bool   // --silent
 	// KeepAlive is how long an idle keep-alive connection stays open
 	// (--tableKeepAliveTimeout, in seconds); 0 means the default,
-	// DefaultKeepAlive.
+	// DefaultKeepAlive, and NoKeepAliveTimeout (--tableKeepAliveTimeout 0)
+	// means no limit.
 	KeepAlive time.Duration
 	Accounts  []Account
 	// NoAutoIndex turns off automatic property indexes (emulator/store/autoindex.go):
@@ -63,6 +64,14 @@ type Config struct {
 	// Warnings are notes about accepted but unusual input, printed at start.
 	Warnings []string
 }
+
+// NoKeepAliveTimeout as Config.KeepAlive keeps idle keep-alive connections
+// open until the client closes them: what --tableKeepAliveTimeout 0 means,
+// as in Azurite, which hands the value to Node's server.keepAliveTimeout,
+// where 0 disables the timeout (nodejs.org/api/http.html,
+// server.keepAliveTimeout). The header and read timeouts of a request still
+// apply (HTTPServer).
+const NoKeepAliveTimeout time.Duration = -1
 
 // DefaultAccounts is the account list when AZURITE_ACCOUNTS is not set.
 func DefaultAccounts() []Account {
@@ -124,12 +133,17 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	}
 	if extra.keepAlive != "" {
 		// Seconds, as Azurite's --tableKeepAliveTimeout; it hands the value
-		// to Node's server.keepAliveTimeout, which takes fractions too.
+		// to Node's server.keepAliveTimeout, which takes fractions too, and
+		// where 0 turns the timeout off.
 		sec, err := strconv.ParseFloat(extra.keepAlive, 64)
-		if err != nil || !(sec > 0) || sec > 24*3600 {
-			return c, fmt.Errorf("--tableKeepAliveTimeout %q: want seconds, more than 0 and at most a day", extra.keepAlive)
+		if err != nil || !(sec >= 0) || sec > 24*3600 {
+			return c, fmt.Errorf("--tableKeepAliveTimeout %q: want seconds, at most a day (0: no limit)", extra.keepAlive)
 		}
-		c.KeepAlive = time.Duration(sec * float64(time.Second))
+		if sec == 0 {
+			c.KeepAlive = NoKeepAliveTimeout
+		} else {
+			c.KeepAlive = max(time.Duration(sec*float64(time.Second)), 1)
+		}
 	}
 	if (c.Cert == "") != (c.Key == "") {
 		if c.Pwd == "" {
@@ -205,7 +219,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.Usage = func() {}
 	fs.StringVar(&c.Host, "tableHost", c.Host, "listen on `ADDRESS` (0.0.0.0: every interface)")
 	fs.IntVar(&c.Port, "tablePort", c.Port, "listen on `PORT` (0 picks a free one)")
-	fs.StringVar(&x.keepAlive, "tableKeepAliveTimeout", "", "close keep-alive connections idle for `SECONDS` (default 120)")
+	fs.StringVar(&x.keepAlive, "tableKeepAliveTimeout", "", "close keep-alive connections idle for `SECONDS`; 0: never close them (default 120)")
 	fs.StringVar(&c.Location, "location", "", "keep the database, tableemu.sqlite, in `DIR` (default: the current directory)")
 	fs.StringVar(&c.Location, "l", "", "short for --location")
 	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")

@@ -1,10 +1,13 @@
 package emulator
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -32,7 +35,19 @@ func TestLoadConfig(t *testing.T) {
 				t.Fatalf("KeepAlive %v", c.KeepAlive)
 			}
 		}},
-		{name: "keep-alive zero", args: []string{"--tableKeepAliveTimeout", "0"}, wantErr: "--tableKeepAliveTimeout"},
+		{name: "keep-alive zero", args: []string{"--tableKeepAliveTimeout", "0"}, check: func(t *testing.T, c Config) {
+			if c.KeepAlive != NoKeepAliveTimeout {
+				t.Fatalf("KeepAlive %v, want NoKeepAliveTimeout", c.KeepAlive)
+			}
+		}},
+		{name: "keep-alive zero written 0.0", args: []string{"--tableKeepAliveTimeout=0.0"}, check: func(t *testing.T, c Config) {
+			if c.KeepAlive != NoKeepAliveTimeout {
+				t.Fatalf("KeepAlive %v, want NoKeepAliveTimeout", c.KeepAlive)
+			}
+		}},
+		{name: "keep-alive negative", args: []string{"--tableKeepAliveTimeout", "-1"}, wantErr: `--tableKeepAliveTimeout "-1": want seconds`},
+		{name: "keep-alive NaN", args: []string{"--tableKeepAliveTimeout", "NaN"}, wantErr: "want seconds"},
+		{name: "keep-alive over a day", args: []string{"--tableKeepAliveTimeout", "86401"}, wantErr: "want seconds"},
 		{name: "keep-alive not a number", args: []string{"--tableKeepAliveTimeout", "5s"}, wantErr: "want seconds"},
 		{name: "every blob and queue flag", args: []string{"--blobHost", "0.0.0.0", "--blobPort", "1", "--blobKeepAliveTimeout", "5", "--queueHost", "0.0.0.0", "--queuePort", "2", "--queueKeepAliveTimeout", "5", "--extentMemoryLimit", "50"},
 			check: func(t *testing.T, c Config) {
@@ -201,4 +216,65 @@ func TestNewLocksItsDirectory(t *testing.T) {
 		t.Fatalf("New after Close: %v", err)
 	}
 	third.Close()
+}
+
+// TestKeepAliveTimeoutZero: --tableKeepAliveTimeout 0 (NoKeepAliveTimeout)
+// gives net/http a negative IdleTimeout, its "no idle timeout"; a zero
+// there would fall back to ReadTimeout. Over a real connection, with
+// ReadTimeout cut to 200 ms so that such a fallback would show, a
+// connection idle for 600 ms still serves a second request; with
+// KeepAlive 200 ms the same connection is closed (the control: the wait
+// is long enough to see a close).
+func TestKeepAliveTimeoutZero(t *testing.T) {
+	if hs := (&Server{}).HTTPServer(); hs.IdleTimeout != DefaultKeepAlive {
+		t.Fatalf("zero Config: IdleTimeout %v, want %v", hs.IdleTimeout, DefaultKeepAlive)
+	}
+	if hs := (&Server{cfg: Config{KeepAlive: NoKeepAliveTimeout}}).HTTPServer(); hs.IdleTimeout >= 0 || hs.ReadHeaderTimeout <= 0 || hs.ReadTimeout <= 0 {
+		t.Fatalf("NoKeepAliveTimeout: IdleTimeout %v, ReadHeaderTimeout %v, ReadTimeout %v; want no idle timeout, request timeouts kept",
+			hs.IdleTimeout, hs.ReadHeaderTimeout, hs.ReadTimeout)
+	}
+	idleSurvives := func(keepAlive time.Duration) bool {
+		s, err := New(Config{InMemory: true, Silent: true, KeepAlive: keepAlive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		hs := s.HTTPServer()
+		hs.ReadTimeout = 200 * time.Millisecond
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go hs.Serve(ln)
+		defer hs.Close()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		get := func() error {
+			if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+				return err
+			}
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				return err
+			}
+			io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(600 * time.Millisecond)
+		return get() == nil
+	}
+	if !idleSurvives(NoKeepAliveTimeout) {
+		t.Error("NoKeepAliveTimeout: the connection idle for 600 ms was closed")
+	}
+	if idleSurvives(200 * time.Millisecond) {
+		t.Error("KeepAlive 200 ms: the connection idle for 600 ms still served a request")
+	}
 }

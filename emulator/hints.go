@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"net"
 	"strings"
 
 	"github.com/tableemu/tableemu"
@@ -36,13 +37,8 @@ func (c *call) hint(e *tableemu.Error) *tableemu.Error {
 		case c.res.account == "" && e.Code != tableemu.InvalidUri:
 			return e
 		case c.res.account != "" && c.s.accounts[c.res.account] != nil:
-			if e.Code == tableemu.InvalidUri && c.res.kind == kService && !c.res.secondary && !c.res.hostStyle {
-				// The account's endpoint itself, as printed at start and
-				// pasted into a browser or curl: nothing is served there.
-				ep := c.endpointFor(c.res.account)
-				return e.WithHint("this URL is the endpoint of account %s, where no operation is served: its tables are at %s/Tables "+
-					"and a table's entities at %s/<table>(); an SDK given the endpoint or the connection string builds these URLs.",
-					quoteHint(c.res.account), ep, ep)
+			if e.Code == tableemu.InvalidUri && c.res.kind == kService {
+				return c.endpointHint(e)
 			}
 			return e
 		}
@@ -52,12 +48,57 @@ func (c *call) hint(e *tableemu.Error) *tableemu.Error {
 	return e
 }
 
+// endpointHint explains an InvalidUri for an account's endpoint itself, as
+// printed at start (or as a secondary or host-style URL) and pasted into a
+// browser or curl: nothing is served at that URL without a query, so say
+// where the tables are, under the same endpoint.
+func (c *call) endpointHint(e *tableemu.Error) *tableemu.Error {
+	ep, what := c.endpointFor(c.res.account), "endpoint"
+	switch {
+	case c.res.hostStyle:
+		// The Host names the account (and "-secondary"): the endpoint
+		// is the server's root under that name.
+		scheme, _, _ := strings.Cut(ep, "://")
+		ep, what = scheme+"://"+c.r.Host, "host-style endpoint"
+		if c.res.secondary {
+			what = "host-style secondary endpoint"
+		}
+	case c.res.secondary:
+		ep, what = ep+secondarySuffix, "secondary endpoint"
+	}
+	if c.res.secondary {
+		return e.WithHint("this URL is the %s of account %s, where no operation is served: its tables are at %s/Tables, "+
+			"a table's entities at %s/<table>() and the service stats at %s/?restype=service&comp=stats; "+
+			"an SDK given the endpoint or the connection string builds these URLs.",
+			what, quoteHint(c.res.account), ep, ep, ep)
+	}
+	return e.WithHint("this URL is the %s of account %s, where no operation is served: its tables are at %s/Tables "+
+		"and a table's entities at %s/<table>(); an SDK given the endpoint or the connection string builds these URLs.",
+		what, quoteHint(c.res.account), ep, ep)
+}
+
 // accountProblem says what is wrong with the URL's account.
 func (c *call) accountProblem() string {
+	p := "there is no account " + quoteHint(c.res.account) + " here (the first segment of the path names the account)."
 	if c.res.account == "" {
-		return "this URL names no account."
+		p = "this URL names no account."
 	}
-	return "there is no account " + quoteHint(c.res.account) + " here (the first segment of the path names the account)."
+	if c.s.cfg.DisableProductStyleURL {
+		// A host-style URL (devstoreaccount1.table.localhost) to a server
+		// that reads the account from the path only.
+		// Read as hostAccount would without the flag.
+		host := c.r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		label, _, dotted := strings.Cut(strings.ToLower(host), ".")
+		label = strings.TrimSuffix(label, secondarySuffix)
+		if dotted && net.ParseIP(host) == nil && c.s.accounts[label] != nil {
+			p += " The host name names account " + quoteHint(label) +
+				", but with --disableProductStyleUrl tableemu takes the account from the path only."
+		}
+	}
+	return p
 }
 
 // exampleEndpoint is the first account's endpoint as this request reached

@@ -134,6 +134,103 @@ func TestHintAccountEndpoint(t *testing.T) {
 	}
 }
 
+// TestHintSecondaryAndHostStyleEndpoints: the secondary endpoint
+// (/devstoreaccount1-secondary, and the /acct-secondary/acct/ form Python's
+// SDK builds) and the host-style endpoints (devstoreaccount1.table.localhost
+// and its -secondary) opened as they are get the service's 400 InvalidUri
+// with the same kind of hint as the primary's path-style endpoint, naming
+// URLs under the endpoint that was used; and those URLs work.
+func TestHintSecondaryAndHostStyleEndpoints(t *testing.T) {
+	_, hs := newTestServer(t)
+	port := hs.URL[strings.LastIndexByte(hs.URL, ':')+1:]
+	for _, tc := range []struct {
+		host, target string
+		what, ep     string // the hint's words and the endpoint it names
+		secondary    bool
+	}{
+		{"", "/devstoreaccount1-secondary", "secondary endpoint", hs.URL + "/devstoreaccount1-secondary", true},
+		{"", "/devstoreaccount1-secondary/", "secondary endpoint", hs.URL + "/devstoreaccount1-secondary", true},
+		{"", "/devstoreaccount1-secondary/devstoreaccount1/", "secondary endpoint", hs.URL + "/devstoreaccount1-secondary", true},
+		{"devstoreaccount1.table.localhost:" + port, "/", "host-style endpoint", "http://devstoreaccount1.table.localhost:" + port, false},
+		{"devstoreaccount1-secondary.table.localhost:" + port, "/", "host-style secondary endpoint", "http://devstoreaccount1-secondary.table.localhost:" + port, true},
+	} {
+		t.Run(tc.host+tc.target, func(t *testing.T) {
+			for _, sign := range []bool{false, true} {
+				var req *http.Request
+				if sign {
+					req = signed(t, "GET", hs.URL, tc.target, "")
+				} else {
+					req, _ = http.NewRequest("GET", hs.URL+tc.target, nil)
+				}
+				if tc.host != "" {
+					req.Host = tc.host
+				}
+				req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+				says := []string{"this URL is the " + tc.what + ` of account "devstoreaccount1"`,
+					"its tables are at " + tc.ep + "/Tables", tc.ep + "/<table>()"}
+				if tc.secondary {
+					says = append(says, "the service stats at "+tc.ep+"/?restype=service&comp=stats")
+				}
+				wantHint(t, readError(t, send(t, req)), 400, "InvalidUri",
+					"The requested URI does not represent any resource on the server.", says...)
+			}
+			// The URLs the hint names are served (Shared Key Lite signs
+			// the path as sent, and ?comp=).
+			u, err := url.Parse(tc.ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range []string{u.Path + "/Tables", u.Path + "/?restype=service&comp=stats"} {
+				if !tc.secondary && strings.Contains(target, "stats") {
+					continue
+				}
+				req := signed(t, "GET", hs.URL, target, "")
+				if tc.host != "" {
+					req.Host = tc.host
+				}
+				if strings.Contains(target, "comp=stats") {
+					key, _ := base64.StdEncoding.DecodeString(DevKey)
+					m := hmac.New(sha256.New, key)
+					io.WriteString(m, req.Header.Get("x-ms-date")+"\n/"+DevAccount+req.URL.Opaque+"?comp=stats")
+					req.Header.Set("Authorization", "SharedKeyLite "+DevAccount+":"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+				}
+				if r := send(t, req); r.StatusCode != 200 {
+					t.Errorf("GET %s (Host %q), which the hint names: %d %s", target, tc.host, r.StatusCode, r.body)
+				}
+			}
+		})
+	}
+}
+
+// TestHintHostStyleWithDisableProductStyleUrl: with
+// --disableProductStyleUrl, a host-style URL's account is not read from
+// the Host; the root then names no account, and the hint says why.
+func TestHintHostStyleWithDisableProductStyleUrl(t *testing.T) {
+	s, err := New(Config{InMemory: true, Silent: true, DisableProductStyleURL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	port := hs.URL[strings.LastIndexByte(hs.URL, ':')+1:]
+	for _, host := range []string{"devstoreaccount1.table.localhost:" + port, "devstoreaccount1-secondary.table.localhost:" + port} {
+		req, _ := http.NewRequest("GET", hs.URL+"/", nil)
+		req.Host = host
+		req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+		wantHint(t, readError(t, send(t, req)), 400, "InvalidUri",
+			"The requested URI does not represent any resource on the server.",
+			"this URL names no account.", `The host name names account "devstoreaccount1"`, "--disableProductStyleUrl",
+			"e.g. http://"+host+"/devstoreaccount1/Tables")
+	}
+	// A host name that names no account: no word about the flag.
+	req, _ := http.NewRequest("GET", hs.URL+"/", nil)
+	req.Host = "emulator.local:" + port
+	req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+	if e := readError(t, send(t, req)); strings.Contains(e.message, "disableProductStyleUrl") {
+		t.Errorf("emulator.local: %q", e.message)
+	}
+}
+
 func TestHintUnknownAccount(t *testing.T) {
 	accounts, err := parseAccounts("alpha:" + DevKey + ";beta:" + DevKey)
 	if err != nil {

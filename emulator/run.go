@@ -41,8 +41,13 @@ const DefaultKeepAlive = 2 * time.Minute
 // refuses oversized headers before they are read whole.
 func (s *Server) HTTPServer() *http.Server {
 	idle := s.cfg.KeepAlive
-	if idle <= 0 {
+	switch {
+	case idle == 0:
 		idle = DefaultKeepAlive
+	case idle < 0:
+		// NoKeepAliveTimeout. A negative IdleTimeout is net/http's "no
+		// idle timeout"; 0 would fall back to ReadTimeout, 2 minutes.
+		idle = -1
 	}
 	return &http.Server{
 		Handler:           s,

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -82,7 +83,8 @@ func TestBadCommandLine(t *testing.T) {
 		{[]string{"--tablePort", "http"}, []string{"--tablePort", "tableemu --help"}, ""},
 		{[]string{"--location"}, []string{"--location", "needs an argument"}, ""},
 		{[]string{"serve"}, []string{`unexpected argument "serve"`}, ""},
-		{[]string{"--tableKeepAliveTimeout", "0"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
+		{[]string{"--tableKeepAliveTimeout", "-1"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
+		{[]string{"--tableKeepAliveTimeout", "5m"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
 		{[]string{"--pwd", "secret", "--cert", "c.pfx"}, []string{"PFX", "PEM"}, ""},
 	} {
 		code, out, errOut := runProc(t, "", tc.args...)
@@ -135,8 +137,10 @@ func TestAzuriteCommandLine(t *testing.T) {
 }
 
 // TestKeepAliveTimeout: --tableKeepAliveTimeout 1 closes a keep-alive
-// connection that stays idle for a second; without it the same connection
-// is still open then.
+// connection that stays idle for a second; without it, and with 0 (no
+// idle limit, as in Azurite), the same connection is still open then.
+// (That 0 is no limit rather than another long one is
+// emulator.TestKeepAliveTimeoutZero.)
 func TestKeepAliveTimeout(t *testing.T) {
 	idleFor := func(args ...string) (closed bool) {
 		p := startProc(t, "", append([]string{"--tablePort", "0", "--inMemoryPersistence", "--silent"}, args...)...)
@@ -168,6 +172,9 @@ func TestKeepAliveTimeout(t *testing.T) {
 	}
 	if idleFor() {
 		t.Error("default: the idle connection was closed within 3 s")
+	}
+	if idleFor("--tableKeepAliveTimeout", "0") {
+		t.Error("--tableKeepAliveTimeout 0: the idle connection was closed within 3 s")
 	}
 }
 
@@ -275,5 +282,41 @@ func TestCORSAfterRestart(t *testing.T) {
 	}
 	if len(props.Cors) != 1 || *props.Cors[0].AllowedOrigins != "http://app.example" {
 		t.Fatalf("CORS rules after restart: %+v", props.Cors)
+	}
+}
+
+// TestVersionCommitFromLdflags: a binary built without VCS information
+// (-buildvcs=false, as the container image's build, which has no .git)
+// names the commit given with -ldflags -X main.commit, as
+// docker/build-binary.sh passes TABLEEMU_COMMIT.
+func TestVersionCommitFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	script, err := os.ReadFile("../../docker/build-binary.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "-X main.commit=") {
+		t.Fatal("docker/build-binary.sh does not set main.commit")
+	}
+	bin := filepath.Join(t.TempDir(), "tableemu")
+	build := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("go", append(append([]string{"build", "-buildvcs=false", "-o", bin}, args...), ".")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %q: %v\n%s", args, err, out)
+		}
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	if out := build("-ldflags", "-X main.commit=abc1234"); !strings.Contains(out, "\ncommit abc1234\n") {
+		t.Errorf("built with -X main.commit=abc1234: --version says\n%s", out)
+	}
+	if out := build(); !strings.Contains(out, "\ncommit unknown\n") {
+		t.Errorf("built with no VCS information and no -X: --version says\n%s", out)
 	}
 }

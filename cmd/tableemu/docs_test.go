@@ -162,7 +162,10 @@ func TestMigratingFlags(t *testing.T) {
 			t.Errorf("MIGRATING.md lists --%s, which Azurite 3.37 does not have", f)
 		}
 	}
-	// The two corners the table's words add.
+	// The corners the table's words add.
+	if cfg, err := emulator.LoadConfig([]string{"--tableKeepAliveTimeout", "0"}, func(string) string { return "" }, nil); err != nil || cfg.KeepAlive != emulator.NoKeepAliveTimeout {
+		t.Errorf("--tableKeepAliveTimeout 0 turns the idle timeout off per MIGRATING.md; the binary: %v, KeepAlive %v", err, cfg.KeepAlive)
+	}
 	if _, err := emulator.LoadConfig([]string{"--oauth", "full", "--cert", cert, "--key", cert}, func(string) string { return "" }, nil); err == nil {
 		t.Error("--oauth full is refused per MIGRATING.md; the binary accepts it")
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
@@ -66,7 +67,7 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 		status, err = probe(url)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "tableemu healthcheck: down:", err)
+		fmt.Fprintln(stderr, "tableemu healthcheck: down:", downReason(hostport, url, cfg, err))
 		return 1
 	}
 	// Any HTTP response means the server is up: GET / is not an operation
@@ -84,8 +85,32 @@ the container image's check works whether or not the server has --cert;
 with --cert it accepts only HTTPS. The server's certificate is not verified:
 the probe sends no credentials. --tableHost 0.0.0.0 or :: is probed on
 127.0.0.1. Other server flags are accepted and ignored, so a server's own
-command line can be reused.
+command line can be reused. When the server is down, one line on stderr
+names the address probed and why.
 `
+
+// downReason says why the probe of url (at hostport) failed and, where the
+// cause is the usual one, what to do: one line, with the address probed.
+func downReason(hostport, url string, cfg emulator.Config, err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// Nothing listens there: the server is not running, or it
+		// listens elsewhere than these flags say.
+		where := "with the --tableHost and --tablePort the server was started with"
+		if cfg.Host != probeHost(cfg.Host) {
+			where += fmt.Sprintf(" (--tableHost %s is probed on %s)", cfg.Host, probeHost(cfg.Host))
+		}
+		return fmt.Sprintf("nothing listens on %s (connection refused). Start tableemu, or run tableemu healthcheck %s.", hostport, where)
+	case errors.Is(err, http.ErrSchemeMismatch): // only with --cert: see healthcheck
+		return fmt.Sprintf("the server on %s answered in plain HTTP, but --cert says it serves HTTPS; "+
+			"give healthcheck the server's own flags (without --cert if the server has none).", hostport)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("no answer from %s to GET %s within %v: the server is stuck, "+
+			"or what listens there is not tableemu.", hostport, url, healthTimeout)
+	}
+	return fmt.Sprintf("GET %s: %v", url, err)
+}
 
 // probe sends GET url and returns the status of the answer.
 func probe(url string) (int, error) {

@@ -66,12 +66,41 @@ func TestHealthcheckHTTPS(t *testing.T) {
 	}
 }
 
+// TestHealthcheckDown: with nothing listening, one line names the address
+// probed and says what to do: start tableemu, or give the flags the server
+// was started with.
 func TestHealthcheckDown(t *testing.T) {
 	hs, port := startEmulator(t, false)
 	hs.Close()
-	code, out, errOut := runHealthcheck("--tablePort", port)
-	if code != 1 || !strings.Contains(errOut, "down") || out != "" {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want 1 and down", code, out, errOut)
+	for _, tc := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"--tablePort", port}, nil},
+		{[]string{"--tableHost", "0.0.0.0", "--tablePort", port}, []string{"(--tableHost 0.0.0.0 is probed on 127.0.0.1)"}},
+		{[]string{"--tablePort", port, "--cert", "c.pem", "--key", "k.pem"}, nil},
+	} {
+		code, out, errOut := runHealthcheck(tc.args...)
+		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1 and one line", tc.args, code, out, errOut)
+			continue
+		}
+		for _, s := range append([]string{"tableemu healthcheck: down: nothing listens on 127.0.0.1:" + port + " (connection refused)",
+			"Start tableemu", "--tableHost and --tablePort the server was started with"}, tc.says...) {
+			if !strings.Contains(errOut, s) {
+				t.Errorf("%q: no %q in %q", tc.args, s, errOut)
+			}
+		}
+	}
+}
+
+// TestHealthcheckCertAgainstPlainServer: with --cert, a plain HTTP server
+// at the address is down, and the line says why.
+func TestHealthcheckCertAgainstPlainServer(t *testing.T) {
+	_, port := startEmulator(t, false)
+	code, out, errOut := runHealthcheck("--tablePort", port, "--cert", "c.pem", "--key", "k.pem")
+	if code != 1 || out != "" || !strings.Contains(errOut, "127.0.0.1:"+port+" answered in plain HTTP, but --cert says it serves HTTPS") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
@@ -99,8 +128,8 @@ func TestHealthcheckSilentServer(t *testing.T) {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	start := time.Now()
 	code, _, errOut := runHealthcheck("--tablePort", port)
-	if code != 1 || !strings.Contains(errOut, "down") {
-		t.Fatalf("exit %d, stderr %q; want 1 and down", code, errOut)
+	if code != 1 || !strings.Contains(errOut, "down: no answer from 127.0.0.1:"+port) || !strings.Contains(errOut, "within 300ms") {
+		t.Fatalf("exit %d, stderr %q; want 1, down and no answer from the address", code, errOut)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %v; the timeout is %v", d, healthTimeout)

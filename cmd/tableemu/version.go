@@ -6,17 +6,28 @@ import (
 	"runtime/debug"
 )
 
+// commit is the commit the binary was built from, for builds where Go
+// records none: outside a Git checkout, or with -buildvcs=false, as in the
+// container image's build (docker/build-binary.sh, TABLEEMU_COMMIT). Set
+// with
+//
+//	go build -ldflags "-X main.commit=$(git rev-parse --short HEAD)" ./cmd/tableemu
+var commit string
+
 // versionText is tableemu --version: the module version, the commit the
-// binary was built from (Go records it when building inside a Git
-// checkout), and the Go release and platform.
+// binary was built from (what Go records when building inside a Git
+// checkout, else the commit variable), and the Go release and platform.
 func versionText() string {
-	version, commit, when, modified := "unknown", "unknown", "", false
+	version, rev, when, modified := "unknown", commit, "", false
+	if rev == "" {
+		rev = "unknown"
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = bi.Main.Version
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				commit = s.Value
+				rev = s.Value
 			case "vcs.time":
 				when = s.Value
 			case "vcs.modified":
@@ -25,10 +36,10 @@ func versionText() string {
 		}
 	}
 	if when != "" {
-		commit += " (" + when + ")"
+		rev += " (" + when + ")"
 	}
 	if modified {
-		commit += " with uncommitted changes"
+		rev += " with uncommitted changes"
 	}
-	return fmt.Sprintf("tableemu %s\ncommit %s\n%s %s/%s\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("tableemu %s\ncommit %s\n%s %s/%s\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
