@@ -386,6 +386,29 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   });
   assert.ok(label.right < label.width - 8 && label.last, `target label inside the chart and over the series: ${JSON.stringify(label)}`);
   assert.match(await card.locator('details.near').textContent(), /big \/ 1 .*near the property Text size limit/);
+  // The shapes table is never clipped and its headings take at most two
+  // lines: at 1280 px beside the chart, at 1024 px below it.
+  for (const width of [1280, 1024]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.waitForTimeout(400); // the chart's redraw after a resize
+    const fit = await card.evaluate((c) => {
+      const table = c.querySelector('table.shapes');
+      const scroller = table.closest('.table-scroll');
+      const line = parseFloat(getComputedStyle(table.querySelector('thead th')).lineHeight);
+      return {
+        scroller: scroller.clientWidth,
+        table: table.scrollWidth,
+        lines: [...table.querySelectorAll('thead th')].map((th) => Math.round((th.clientHeight - 8) / line)),
+        clipped: [...table.querySelectorAll('th, td')].filter((x) => x.scrollWidth > x.clientWidth + 1).map((x) => x.textContent),
+      };
+    });
+    assert.ok(fit.table <= fit.scroller, `${width} px: the shapes table fits its column: ${JSON.stringify(fit)}`);
+    assert.ok(Math.max(...fit.lines) <= 2, `${width} px: headings in at most two lines: ${JSON.stringify(fit)}`);
+    assert.deepEqual(fit.clipped, [], `${width} px: no clipped cell`);
+  }
+  await shot(page, '09b-insights-1024.png');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.waitForTimeout(400);
   await shot(page, '09-insights.png');
   await page.click('#nav-data');
 });
