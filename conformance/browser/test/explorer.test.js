@@ -325,6 +325,21 @@ test('an import reports each failing row and writes the rest', async () => {
   assert.deepEqual(m.A, { type: 'aztables.EDMInt64', value: '5' });
 });
 
+// codeShownWhole: the snippet's box cuts nothing (no line runs out of it
+// sideways, no end below it) and its copy button is in the window.
+async function codeShownWhole(what) {
+  const m = await page.evaluate(() => {
+    const pre = document.querySelector('dialog pre.code');
+    const btn = document.getElementById('copy-snippet').getBoundingClientRect();
+    return {
+      pre: [pre.scrollWidth, pre.clientWidth, pre.scrollHeight, pre.clientHeight],
+      button: btn.top >= 0 && btn.bottom <= window.innerHeight && btn.left >= 0 && btn.right <= window.innerWidth,
+    };
+  });
+  assert.ok(m.pre[0] <= m.pre[1] && m.pre[2] <= m.pre[3], `${what}: the code box cuts its content: ${JSON.stringify(m)}`);
+  assert.ok(m.button, `${what}: the copy button is in view`);
+}
+
 test('copies the query as code; the Go snippet runs and finds what the grid shows', async () => {
   await openTable('orders');
   await runQuery("PartitionKey eq 'p02' and Count lt 40", '5');
@@ -334,6 +349,7 @@ test('copies the query as code; the Go snippet runs and finds what the grid show
     await page.click(`dialog [role=tab]:text-is("${tab}")`);
     const code = await page.locator('dialog pre.code').textContent();
     assert.ok(code.includes(needle) && code.includes("PartitionKey eq 'p02' and Count lt 40"), `${tab} snippet`);
+    await codeShownWhole(tab);
   }
   await shot(page, '08-copy-as-code.png');
   const goCode = await page.locator('dialog pre.code').textContent();
@@ -437,6 +453,12 @@ test('is keyboard-usable and readable on a narrow window', async () => {
   await page.waitForTimeout(100);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no sideways scrolling of the page');
   await shot(page, '10-narrow.png', { fullPage: true });
+  await page.click('#copy-code');
+  await page.click('dialog [role=tab]:text-is("Go")');
+  await codeShownWhole('Go at 420 px');
+  await shot(page, '10c-narrow-code.png');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('dialog', { state: 'hidden' });
   await page.click('#nav-insights');
   await page.locator('article.card[data-table="orders"] svg.chart').waitFor();
   await page.uncheck('#insights-auto'); // a still picture
