@@ -84,6 +84,9 @@ test('creates a table', async () => {
   await page.waitForFunction(() => document.getElementById('table-title')?.textContent === 'people');
   // The Go SDK sees it: an empty table to list.
   assert.deepEqual(await gocheck(srv.connectionString, ['dump', 'people']), []);
+  // An empty grid says what to do.
+  await page.waitForSelector('#grid-empty');
+  assert.match(await text('#grid-empty'), /^people has no entities yet\. Add entity .*Import…/);
 });
 
 test('adds an entity with every EDM type, validated first, and the Go SDK reads it back typed', async () => {
@@ -243,6 +246,7 @@ test('deletes an entity, selected rows in batches per partition, and a table', a
   assert.match(await page.locator('dialog').textContent(), /2 partitions will be deleted in 2 batches/);
   await page.click('dialog button:text-is("Delete")');
   await page.waitForSelector('.grid-wrap .empty');
+  assert.match(await text('#grid-empty'), /^No entity matches this \$filter\. Change it, or Reset/);
   for (const [pk, rk] of [['p00', 'r00000'], ['p01', 'r00001']]) {
     assert.equal(await gocheck(srv.connectionString, ['get', 'orders', pk, rk], { allowFail: true }), null, `${pk}/${rk} deleted`);
   }

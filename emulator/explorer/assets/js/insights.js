@@ -29,7 +29,7 @@ export function showInsights() {
   if (!app.insights) {
     clear(view,
       h('h1', { id: 'insights-title', text: 'Design insights' }),
-      h('p', {}, 'tableemu was started without ', h('code', { text: '--insights' }), '. Start it with ',
+      h('p', { class: 'prose', id: 'insights-off' }, 'tableemu was started without ', h('code', { text: '--insights' }), '. Start it with ',
         h('code', { text: 'tableemu --insights' }), ' (add ', h('code', { text: '--throttle' }),
         ' to have requests beyond the scalability targets refused) to see, per table, each query\'s shape and the entities it examined, the table scans, the hottest partitions over time and the requests Azure would throttle.'));
     return;
@@ -166,7 +166,9 @@ function card(t, tl, open) {
               h('p', {}, h('strong', { id: `${id}-throttled`, text: fmt(timeline.throttledRequests) }), ' requests answered 503 ServerBusy by --throttle. Latest:'),
               h('ul', { class: 'compact' }, latest(timeline.throttledRecent).map((g) =>
                 h('li', { text: `${g.text}${g.n > 1 ? ` (×${g.n})` : ''}` }))))
-          : h('p', { class: 'help', text: 'None. Start tableemu with --throttle to have requests beyond the targets refused as Azure would.' }))),
+          // The page cannot tell whether --throttle is on: the sentence
+          // holds either way.
+          : h('p', { class: 'help', id: `${id}-no-throttled`, text: 'None. tableemu refuses requests beyond the scalability targets (503 ServerBusy, as Azure would) only when started with --throttle.' }))),
     // The report's tableScans holds every query that reads more than one
     // partition: table scans and partition range scans, the queries that
     // get slower as the table grows. Most entities examined first.

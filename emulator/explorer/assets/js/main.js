@@ -79,7 +79,7 @@ function useAccount(i) {
   $('nav-insights').hidden = false;
   showView('data');
   clear($('table-pane'), h('div', { class: 'empty' },
-    h('p', { text: `Account ${c.conn.account}: choose a table on the left, or create one.` })));
+    h('p', { text: `Account ${c.conn.account}: choose a table from the list, or create one.` })));
   loadTables(app).then(() => {
     if (c.conn.table) openTable(c.conn.table);
   });
