@@ -456,6 +456,16 @@ test('is keyboard-usable and readable on a narrow window', async () => {
   await page.setViewportSize({ width: 420, height: 860 });
   await page.waitForTimeout(100);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no sideways scrolling of the page');
+  // The account's name is read whole in its select (a select clips its
+  // text silently): the text's width against the room left of the arrow.
+  const acct = await page.evaluate(() => {
+    const sel = document.getElementById('account-select');
+    const cs = getComputedStyle(sel);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    return { text: sel.selectedOptions[0].textContent, width: ctx.measureText(sel.selectedOptions[0].textContent).width, room: sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20 };
+  });
+  assert.ok(acct.width <= acct.room, `the account select shows its name whole: ${JSON.stringify(acct)}`);
   await shot(page, '10-narrow.png', { fullPage: true });
   await page.click('#copy-code');
   await page.click('dialog [role=tab]:text-is("Go")');

@@ -45,7 +45,8 @@ function save() {
 }
 
 function labelOf(conn, dev) {
-  if (dev) return `${conn.account} (development account)`;
+  // Short enough to be read whole in the select of a 420 px window.
+  if (dev) return `${conn.account} (development)`;
   if (conn.sas) return `${conn.account} (SAS${conn.table ? ': ' + conn.table : ''})`;
   return conn.account;
 }
