@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
-const { startServer, launch, shot, gocheck, repoRoot } = require('../lib/harness.js');
+const { startServer, launch, shot, lowContrast, gocheck, repoRoot } = require('../lib/harness.js');
 
 let srv;
 let ui;
@@ -108,6 +108,7 @@ test('adds an entity with every EDM type, validated first, and the Go SDK reads 
   assert.equal(await page.locator('dialog .p-value[aria-invalid="true"]').count(), 1);
   assert.deepEqual(await gocheck(srv.connectionString, ['dump', 'people']), [], 'nothing was sent');
   await page.locator('dialog table.props tbody tr').nth(1).locator('.p-value').fill('-42');
+  assert.deepEqual(await lowContrast(page), [], 'editor: every text readable');
   await shot(page, '02-editor.png');
   await page.click('dialog button[type=submit]');
   await page.waitForSelector('dialog', { state: 'hidden' });
@@ -128,6 +129,7 @@ test('adds an entity with every EDM type, validated first, and the Go SDK reads 
   await page.check('#show-types');
   const types = await page.locator('#grid tbody tr').first().locator('.type').allTextContents();
   for (const t of ['String', 'Int32', 'Int64', 'Double', 'Boolean', 'DateTime', 'Guid', 'Binary']) assert.ok(types.includes(t), `type ${t} shown: ${types}`);
+  assert.deepEqual(await lowContrast(page), [], 'grid with types: every text readable');
   await shot(page, '03-entities-types.png');
   await page.uncheck('#show-types');
 });
@@ -196,6 +198,7 @@ test('queries with a filter, shows its shape and counts, pages with continuation
   assert.equal(await page.getAttribute('#q-filter', 'aria-invalid'), 'true');
   assert.match(await text('.grid-wrap .empty'), /refused the query/);
   assert.equal(await text('#columns-summary'), 'Columns (0 of 0)');
+  assert.deepEqual(await lowContrast(page), [], 'refused query: every text readable');
   await shot(page, '05-filter-error.png');
 });
 
@@ -355,6 +358,7 @@ test('copies the query as code; the Go snippet runs and finds what the grid show
     assert.ok(code.includes(needle) && code.includes("PartitionKey eq 'p02' and Count lt 40"), `${tab} snippet`);
     await codeShownWhole(tab);
   }
+  assert.deepEqual(await lowContrast(page), [], 'code: every text readable');
   await shot(page, '08-copy-as-code.png');
   const goCode = await page.locator('dialog pre.code').textContent();
   await page.keyboard.press('Escape');
@@ -426,6 +430,7 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
     assert.ok(Math.max(...fit.lines) <= 2, `${width} px: headings in at most two lines: ${JSON.stringify(fit)}`);
     assert.deepEqual(fit.clipped, [], `${width} px: no clipped cell`);
   }
+  assert.deepEqual(await lowContrast(page), [], 'insights: every text readable');
   await shot(page, '09b-insights-1024.png');
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.waitForTimeout(400);
@@ -466,6 +471,7 @@ test('is keyboard-usable and readable on a narrow window', async () => {
     return { text: sel.selectedOptions[0].textContent, width: ctx.measureText(sel.selectedOptions[0].textContent).width, room: sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20 };
   });
   assert.ok(acct.width <= acct.room, `the account select shows its name whole: ${JSON.stringify(acct)}`);
+  assert.deepEqual(await lowContrast(page), [], 'narrow: every text readable');
   await shot(page, '10-narrow.png', { fullPage: true });
   await page.click('#copy-code');
   await page.click('dialog [role=tab]:text-is("Go")');
