@@ -438,6 +438,15 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   await page.click('#nav-data');
 });
 
+// queryBarOverflow lists the query bar's fields and buttons that reach
+// out of its box.
+const queryBarOverflow = () => page.evaluate(() => {
+  const form = document.getElementById('query-form').getBoundingClientRect();
+  return [...document.querySelectorAll('#query-form input, #query-form button')]
+    .filter((el) => { const r = el.getBoundingClientRect(); return r.right > form.right + 1 || r.left < form.left - 1; })
+    .map((el) => el.id || el.textContent);
+});
+
 test('is keyboard-usable and readable on a narrow window', async () => {
   // Tab from the prefix filter to the first table, Enter opens it.
   await page.focus('#prefix');
@@ -458,9 +467,16 @@ test('is keyboard-usable and readable on a narrow window', async () => {
     [...document.querySelectorAll('input, select, textarea')].filter((el) => !el.hidden && el.type !== 'hidden' && !el.labels?.length && !el.getAttribute('aria-label')).map((el) => el.id || el.outerHTML.slice(0, 60)));
   assert.deepEqual(unlabelled, []);
 
+  // Between the narrow layout and 1280 px the query bar keeps its
+  // buttons inside.
+  for (const width of [1280, 1024, 900, 821]) {
+    await page.setViewportSize({ width, height: 800 });
+    assert.deepEqual(await queryBarOverflow(), [], `${width} px: the query bar holds its fields and buttons`);
+  }
   await page.setViewportSize({ width: 420, height: 860 });
   await page.waitForTimeout(100);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no sideways scrolling of the page');
+  assert.deepEqual(await queryBarOverflow(), [], '420 px: the query bar holds its fields and buttons');
   // The account's name is read whole in its select (a select clips its
   // text silently): the text's width against the room left of the arrow.
   const acct = await page.evaluate(() => {
