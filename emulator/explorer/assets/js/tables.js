@@ -48,6 +48,7 @@ export async function loadTables(app, more = false) {
           h('button', {
             type: 'button',
             class: 'table-link',
+            title: name, // the whole name where the list cuts it
             data: { table: name },
             'aria-current': name === app.table ? 'true' : 'false',
             text: name,
