@@ -105,6 +105,60 @@ async function shot(page, name, opts = {}) {
   await page.screenshot({ path: path.join(shots, name), ...opts });
 }
 
+// textContrast runs in the page: the visible text whose color against
+// its effective background (the element's and its ancestors' background
+// colors, blended) is below WCAG 2 AA, 4.5:1 or 3:1 for large text
+// (https://www.w3.org/TR/WCAG21/#contrast-minimum, with the standard's
+// relative luminance). Disabled controls and SVG text are left out (the
+// standard exempts the first; the chart's text is checked by eye).
+function textContrast(root) {
+  const parse = (c) => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null; const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 }; };
+  const lum = ({ r, g, b }) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const blend = (top, under) => ({ r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1 });
+  function bg(el) {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      const c = parse(cs.backgroundColor);
+      if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
+      if (e.tagName === 'DIALOG' && e.open) break;
+    }
+    let out = { r: 255, g: 255, b: 255, a: 1 };
+    for (const l of layers.reverse()) out = blend(l, out);
+    return out;
+  }
+  const out = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const seen = new Set();
+  while (walker.nextNode()) {
+    const t = walker.currentNode;
+    if (!t.textContent.trim()) continue;
+    const el = t.parentElement;
+    if (!el || seen.has(el)) continue;
+    seen.add(el);
+    if (el.closest('svg, option, .sr-only, .offscreen, [hidden], :disabled')) continue;
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const cs = getComputedStyle(el);
+    if (cs.visibility !== 'visible' || +cs.opacity === 0) continue;
+    let op = 1; for (let e = el; e; e = e.parentElement) op *= +getComputedStyle(e).opacity;
+    if (op < 1) continue;
+    const fg = parse(cs.color); const b = bg(el);
+    const f = blend(fg, b);
+    const L1 = lum(f), L2 = lum(b);
+    const ratio = (Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05);
+    const size = parseFloat(cs.fontSize); const bold = +cs.fontWeight >= 700;
+    const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+    if (ratio < need) out.push(`${el.tagName.toLowerCase()}.${el.className} "${t.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+  }
+  return out;
+}
+
+// lowContrast lists the text of the page below WCAG AA contrast.
+async function lowContrast(page) {
+  return page.evaluate(`(${textContrast.toString()})(document.body)`);
+}
+
 // gocheck runs the Go SDK checker (conformance/browser/gocheck) against cs
 // and returns its JSON output; with allowFail a failure resolves to null.
 function gocheck(cs, args, { allowFail = false } = {}) {
@@ -129,4 +183,4 @@ function nonLoopbackAddress() {
   return '';
 }
 
-module.exports = { startServer, launch, shot, shots, gocheck, nonLoopbackAddress, repoRoot };
+module.exports = { startServer, launch, shot, shots, lowContrast, gocheck, nonLoopbackAddress, repoRoot };

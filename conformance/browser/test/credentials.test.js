@@ -11,7 +11,7 @@
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, launch, shot, gocheck, nonLoopbackAddress } = require('../lib/harness.js');
+const { startServer, launch, shot, lowContrast, gocheck, nonLoopbackAddress } = require('../lib/harness.js');
 
 let ui;
 before(async () => {
@@ -51,6 +51,7 @@ async function nothingWithoutCredentials(t, origin, account, cs, { wrongCS, shot
   assert.equal(unsigned.code, 'NoAuthenticationInformation');
   assert.match(unsigned.body, /tableemu: .*Shared Key/);
   assert.ok(!unsigned.body.includes('secret'), 'the refusal names no table');
+  assert.deepEqual(await lowContrast(page), [], 'connect: every text readable');
   if (shotName) await shot(page, shotName);
 
   // A wrong credential: the server's refusal, and still no data.

@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
-const { startServer, launch, shot, gocheck, repoRoot } = require('../lib/harness.js');
+const { startServer, launch, shot, lowContrast, gocheck, repoRoot } = require('../lib/harness.js');
 
 let srv;
 let ui;
@@ -84,6 +84,9 @@ test('creates a table', async () => {
   await page.waitForFunction(() => document.getElementById('table-title')?.textContent === 'people');
   // The Go SDK sees it: an empty table to list.
   assert.deepEqual(await gocheck(srv.connectionString, ['dump', 'people']), []);
+  // An empty grid says what to do.
+  await page.waitForSelector('#grid-empty');
+  assert.match(await text('#grid-empty'), /^people has no entities yet\. Add entity .*Import…/);
 });
 
 test('adds an entity with every EDM type, validated first, and the Go SDK reads it back typed', async () => {
@@ -105,6 +108,7 @@ test('adds an entity with every EDM type, validated first, and the Go SDK reads 
   assert.equal(await page.locator('dialog .p-value[aria-invalid="true"]').count(), 1);
   assert.deepEqual(await gocheck(srv.connectionString, ['dump', 'people']), [], 'nothing was sent');
   await page.locator('dialog table.props tbody tr').nth(1).locator('.p-value').fill('-42');
+  assert.deepEqual(await lowContrast(page), [], 'editor: every text readable');
   await shot(page, '02-editor.png');
   await page.click('dialog button[type=submit]');
   await page.waitForSelector('dialog', { state: 'hidden' });
@@ -125,6 +129,7 @@ test('adds an entity with every EDM type, validated first, and the Go SDK reads 
   await page.check('#show-types');
   const types = await page.locator('#grid tbody tr').first().locator('.type').allTextContents();
   for (const t of ['String', 'Int32', 'Int64', 'Double', 'Boolean', 'DateTime', 'Guid', 'Binary']) assert.ok(types.includes(t), `type ${t} shown: ${types}`);
+  assert.deepEqual(await lowContrast(page), [], 'grid with types: every text readable');
   await shot(page, '03-entities-types.png');
   await page.uncheck('#show-types');
 });
@@ -193,6 +198,7 @@ test('queries with a filter, shows its shape and counts, pages with continuation
   assert.equal(await page.getAttribute('#q-filter', 'aria-invalid'), 'true');
   assert.match(await text('.grid-wrap .empty'), /refused the query/);
   assert.equal(await text('#columns-summary'), 'Columns (0 of 0)');
+  assert.deepEqual(await lowContrast(page), [], 'refused query: every text readable');
   await shot(page, '05-filter-error.png');
 });
 
@@ -243,6 +249,7 @@ test('deletes an entity, selected rows in batches per partition, and a table', a
   assert.match(await page.locator('dialog').textContent(), /2 partitions will be deleted in 2 batches/);
   await page.click('dialog button:text-is("Delete")');
   await page.waitForSelector('.grid-wrap .empty');
+  assert.match(await text('#grid-empty'), /^No entity matches this \$filter\. Change it, or Reset/);
   for (const [pk, rk] of [['p00', 'r00000'], ['p01', 'r00001']]) {
     assert.equal(await gocheck(srv.connectionString, ['get', 'orders', pk, rk], { allowFail: true }), null, `${pk}/${rk} deleted`);
   }
@@ -325,6 +332,21 @@ test('an import reports each failing row and writes the rest', async () => {
   assert.deepEqual(m.A, { type: 'aztables.EDMInt64', value: '5' });
 });
 
+// codeShownWhole: the snippet's box cuts nothing (no line runs out of it
+// sideways, no end below it) and its copy button is in the window.
+async function codeShownWhole(what) {
+  const m = await page.evaluate(() => {
+    const pre = document.querySelector('dialog pre.code');
+    const btn = document.getElementById('copy-snippet').getBoundingClientRect();
+    return {
+      pre: [pre.scrollWidth, pre.clientWidth, pre.scrollHeight, pre.clientHeight],
+      button: btn.top >= 0 && btn.bottom <= window.innerHeight && btn.left >= 0 && btn.right <= window.innerWidth,
+    };
+  });
+  assert.ok(m.pre[0] <= m.pre[1] && m.pre[2] <= m.pre[3], `${what}: the code box cuts its content: ${JSON.stringify(m)}`);
+  assert.ok(m.button, `${what}: the copy button is in view`);
+}
+
 test('copies the query as code; the Go snippet runs and finds what the grid shows', async () => {
   await openTable('orders');
   await runQuery("PartitionKey eq 'p02' and Count lt 40", '5');
@@ -334,7 +356,9 @@ test('copies the query as code; the Go snippet runs and finds what the grid show
     await page.click(`dialog [role=tab]:text-is("${tab}")`);
     const code = await page.locator('dialog pre.code').textContent();
     assert.ok(code.includes(needle) && code.includes("PartitionKey eq 'p02' and Count lt 40"), `${tab} snippet`);
+    await codeShownWhole(tab);
   }
+  assert.deepEqual(await lowContrast(page), [], 'code: every text readable');
   await shot(page, '08-copy-as-code.png');
   const goCode = await page.locator('dialog pre.code').textContent();
   await page.keyboard.press('Escape');
@@ -386,8 +410,41 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   });
   assert.ok(label.right < label.width - 8 && label.last, `target label inside the chart and over the series: ${JSON.stringify(label)}`);
   assert.match(await card.locator('details.near').textContent(), /big \/ 1 .*near the property Text size limit/);
+  // The shapes table is never clipped and its headings take at most two
+  // lines: at 1280 px beside the chart, at 1024 px below it.
+  for (const width of [1280, 1024]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.waitForTimeout(400); // the chart's redraw after a resize
+    const fit = await card.evaluate((c) => {
+      const table = c.querySelector('table.shapes');
+      const scroller = table.closest('.table-scroll');
+      const line = parseFloat(getComputedStyle(table.querySelector('thead th')).lineHeight);
+      return {
+        scroller: scroller.clientWidth,
+        table: table.scrollWidth,
+        lines: [...table.querySelectorAll('thead th')].map((th) => Math.round((th.clientHeight - 8) / line)),
+        clipped: [...table.querySelectorAll('th, td')].filter((x) => x.scrollWidth > x.clientWidth + 1).map((x) => x.textContent),
+      };
+    });
+    assert.ok(fit.table <= fit.scroller, `${width} px: the shapes table fits its column: ${JSON.stringify(fit)}`);
+    assert.ok(Math.max(...fit.lines) <= 2, `${width} px: headings in at most two lines: ${JSON.stringify(fit)}`);
+    assert.deepEqual(fit.clipped, [], `${width} px: no clipped cell`);
+  }
+  assert.deepEqual(await lowContrast(page), [], 'insights: every text readable');
+  await shot(page, '09b-insights-1024.png');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.waitForTimeout(400);
   await shot(page, '09-insights.png');
   await page.click('#nav-data');
+});
+
+// queryBarOverflow lists the query bar's fields and buttons that reach
+// out of its box.
+const queryBarOverflow = () => page.evaluate(() => {
+  const form = document.getElementById('query-form').getBoundingClientRect();
+  return [...document.querySelectorAll('#query-form input, #query-form button')]
+    .filter((el) => { const r = el.getBoundingClientRect(); return r.right > form.right + 1 || r.left < form.left - 1; })
+    .map((el) => el.id || el.textContent);
 });
 
 test('is keyboard-usable and readable on a narrow window', async () => {
@@ -410,10 +467,34 @@ test('is keyboard-usable and readable on a narrow window', async () => {
     [...document.querySelectorAll('input, select, textarea')].filter((el) => !el.hidden && el.type !== 'hidden' && !el.labels?.length && !el.getAttribute('aria-label')).map((el) => el.id || el.outerHTML.slice(0, 60)));
   assert.deepEqual(unlabelled, []);
 
+  // Between the narrow layout and 1280 px the query bar keeps its
+  // buttons inside.
+  for (const width of [1280, 1024, 900, 821]) {
+    await page.setViewportSize({ width, height: 800 });
+    assert.deepEqual(await queryBarOverflow(), [], `${width} px: the query bar holds its fields and buttons`);
+  }
   await page.setViewportSize({ width: 420, height: 860 });
   await page.waitForTimeout(100);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no sideways scrolling of the page');
+  assert.deepEqual(await queryBarOverflow(), [], '420 px: the query bar holds its fields and buttons');
+  // The account's name is read whole in its select (a select clips its
+  // text silently): the text's width against the room left of the arrow.
+  const acct = await page.evaluate(() => {
+    const sel = document.getElementById('account-select');
+    const cs = getComputedStyle(sel);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    return { text: sel.selectedOptions[0].textContent, width: ctx.measureText(sel.selectedOptions[0].textContent).width, room: sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20 };
+  });
+  assert.ok(acct.width <= acct.room, `the account select shows its name whole: ${JSON.stringify(acct)}`);
+  assert.deepEqual(await lowContrast(page), [], 'narrow: every text readable');
   await shot(page, '10-narrow.png', { fullPage: true });
+  await page.click('#copy-code');
+  await page.click('dialog [role=tab]:text-is("Go")');
+  await codeShownWhole('Go at 420 px');
+  await shot(page, '10c-narrow-code.png');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('dialog', { state: 'hidden' });
   await page.click('#nav-insights');
   await page.locator('article.card[data-table="orders"] svg.chart').waitFor();
   await page.uncheck('#insights-auto'); // a still picture

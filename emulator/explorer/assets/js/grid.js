@@ -292,7 +292,7 @@ function renderColumns() {
 }
 
 function cell(p) {
-  if (!p) return h('td', { class: 'absent' });
+  if (!p) return h('td', { class: 'absent', title: 'This entity has no such property' });
   let text = p.value;
   if (p.type === 'Edm.Binary') text = `${p.value.slice(0, 24)}${p.value.length > 24 ? '…' : ''}`;
   else if (text.length > 120) text = text.slice(0, 120) + '…';
@@ -305,10 +305,14 @@ function renderGrid() {
   const wrap = document.getElementById('grid-wrap');
   const rows = st.pages.flatMap((p) => p.entities);
   if (!rows.length) {
+    // Each empty grid says why it is empty and what to do next.
     const more = st.pages.length && st.pages[st.pages.length - 1].next;
-    clear(wrap, h('p', { class: 'empty', text: more
+    const q = st.query;
+    clear(wrap, h('p', { class: 'empty', id: 'grid-empty', text: more
       ? 'No entities on this page, but the service returned a continuation: the query stopped at its scan limit. Load more to go on.'
-      : st.pages.length ? 'No entities match.' : st.failed ? 'The server refused the query (above): no entities to show.' : '' }));
+      : !st.pages.length ? (st.failed ? 'The server refused the query (above): no entities to show. Correct the query and run it again.' : '')
+      : q.filter ? 'No entity matches this $filter. Change it, or Reset to see every entity.'
+      : `${st.table} has no entities yet. Add entity writes one; Import… loads a JSON Lines or CSV file.` }));
     renderScrollCues();
     return;
   }

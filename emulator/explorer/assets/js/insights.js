@@ -29,7 +29,7 @@ export function showInsights() {
   if (!app.insights) {
     clear(view,
       h('h1', { id: 'insights-title', text: 'Design insights' }),
-      h('p', {}, 'tableemu was started without ', h('code', { text: '--insights' }), '. Start it with ',
+      h('p', { class: 'prose', id: 'insights-off' }, 'tableemu was started without ', h('code', { text: '--insights' }), '. Start it with ',
         h('code', { text: 'tableemu --insights' }), ' (add ', h('code', { text: '--throttle' }),
         ' to have requests beyond the scalability targets refused) to see, per table, each query\'s shape and the entities it examined, the table scans, the hottest partitions over time and the requests Azure would throttle.'));
     return;
@@ -97,13 +97,15 @@ async function refresh() {
 
 // chartWidthFor is the width in CSS pixels the chart gets in a card: that
 // of a chart's box already shown, else the card's inside (12 px padding
-// each side) on a narrow window, or its left 3 of 5 columns (16 px
-// padding, an 18 px gap) on a wider one (style.css).
+// each side on a narrow window, 16 px below 1100 px, where the card is one
+// column), or its left 3 of 5 columns (16 px padding, an 18 px gap) on a
+// wider one (style.css).
 let chartWidth = 760;
 function chartWidthFor(body) {
   const box = body.querySelector('.chart-box');
   if (box && box.clientWidth) return box.clientWidth;
   if (window.matchMedia('(max-width: 820px)').matches) return body.clientWidth - 2 * 12 - 2;
+  if (window.matchMedia('(max-width: 1099px)').matches) return body.clientWidth - 2 * 16 - 2;
   return ((body.clientWidth - 2 * 16 - 2 - 18) * 3) / 5;
 }
 
@@ -145,13 +147,18 @@ function card(t, tl, open) {
         h('h3', { text: 'Queries by shape' }),
         shapes.length
           ? scroller(`${id}-shapes`, h('table', { class: 'data shapes stacks' },
-              h('thead', {}, h('tr', {}, ['Shape', 'Queries', 'Examined', 'Returned', 'Examined per returned'].map((c) => h('th', { scope: 'col', text: c })))),
+              // The ratio's heading is two short lines by design: wrapped
+              // by the browser it broke after every word (style.css).
+              h('thead', {}, h('tr', {},
+                h('th', { scope: 'col', text: 'Shape' }),
+                ['Queries', 'Examined', 'Returned'].map((c) => h('th', { scope: 'col', class: 'num', text: c })),
+                h('th', { scope: 'col', class: 'num', title: 'Entities examined for each entity returned: 1.0 reads only what it returns' }, 'Examined', h('br'), 'per returned'))),
               h('tbody', {}, shapes.map(([shape, q]) => h('tr', { data: { shape } },
                 h('th', { scope: 'row' }, h('span', { class: `shape ${shape}`, title: SHAPES[shape]?.[1] || '', text: SHAPES[shape]?.[0] || shape })),
-                h('td', { data: { label: 'Queries' }, text: fmt(q.queries) }),
-                h('td', { data: { label: 'Examined' }, text: fmt(q.entitiesScanned) }),
-                h('td', { data: { label: 'Returned' }, text: fmt(q.entitiesReturned) }),
-                h('td', { data: { label: 'Per returned' }, text: q.entitiesReturned ? (q.entitiesScanned / q.entitiesReturned).toFixed(1) : q.entitiesScanned ? '∞' : '–' }))))))
+                h('td', { class: 'num', data: { label: 'Queries' }, text: fmt(q.queries) }),
+                h('td', { class: 'num', data: { label: 'Examined' }, text: fmt(q.entitiesScanned) }),
+                h('td', { class: 'num', data: { label: 'Returned' }, text: fmt(q.entitiesReturned) }),
+                h('td', { class: 'num', data: { label: 'Examined per returned' }, text: q.entitiesReturned ? (q.entitiesScanned / q.entitiesReturned).toFixed(1) : q.entitiesScanned ? '∞' : '–' }))))))
           : h('p', { class: 'help', text: 'No queries yet.' }),
         h('h3', { text: 'Throttled requests' }),
         timeline?.throttledRequests
@@ -159,7 +166,9 @@ function card(t, tl, open) {
               h('p', {}, h('strong', { id: `${id}-throttled`, text: fmt(timeline.throttledRequests) }), ' requests answered 503 ServerBusy by --throttle. Latest:'),
               h('ul', { class: 'compact' }, latest(timeline.throttledRecent).map((g) =>
                 h('li', { text: `${g.text}${g.n > 1 ? ` (×${g.n})` : ''}` }))))
-          : h('p', { class: 'help', text: 'None. Start tableemu with --throttle to have requests beyond the targets refused as Azure would.' }))),
+          // The page cannot tell whether --throttle is on: the sentence
+          // holds either way.
+          : h('p', { class: 'help', id: `${id}-no-throttled`, text: 'None. tableemu refuses requests beyond the scalability targets (503 ServerBusy, as Azure would) only when started with --throttle.' }))),
     // The report's tableScans holds every query that reads more than one
     // partition: table scans and partition range scans, the queries that
     // get slower as the table grows. Most entities examined first.
@@ -168,25 +177,25 @@ function card(t, tl, open) {
           h('h3', { id: `${id}-scans`, text: 'Scans across partitions and their filters' }),
           h('p', { class: 'help', text: 'Queries that read more than one partition (table scans and partition range scans), the ones that examined the most entities first.' }),
           h('table', { class: 'data scans stacks', 'aria-labelledby': `${id}-scans` },
-            h('thead', {}, h('tr', {}, ['Filter', 'Shape', 'Queries', 'Examined', 'Returned'].map((c) => h('th', { scope: 'col', text: c })))),
+            h('thead', {}, h('tr', {}, ['Filter', 'Shape', 'Queries', 'Examined', 'Returned'].map((c, i) => h('th', { scope: 'col', class: i > 1 ? 'num' : null, text: c })))),
             h('tbody', {}, scans.map((sc) => h('tr', { data: { shape: sc.shape } },
               h('td', {}, h('code', { text: sc.filter || '(no filter)' })),
               h('td', {}, h('span', { class: `shape ${sc.shape}`, title: SHAPES[sc.shape]?.[1] || '', text: SHAPES[sc.shape]?.[0] || sc.shape })),
               // data-label names the number where a narrow window stacks
               // the row (style.css).
-              h('td', { data: { label: 'Queries' }, text: fmt(sc.queries) }),
-              h('td', { data: { label: 'Examined' }, text: fmt(sc.entitiesScanned) }),
-              h('td', { data: { label: 'Returned' }, text: fmt(sc.entitiesReturned) }))))))
+              h('td', { class: 'num', data: { label: 'Queries' }, text: fmt(sc.queries) }),
+              h('td', { class: 'num', data: { label: 'Examined' }, text: fmt(sc.entitiesScanned) }),
+              h('td', { class: 'num', data: { label: 'Returned' }, text: fmt(sc.entitiesReturned) }))))))
       : null,
     hot.length
       ? h('details', { data: { key: `${id}-hot` }, open: open.has(`${id}-hot`) },
           h('summary', { text: `Partitions written hottest since start (${fmt(hot.length)})` }),
           scroller(`${id}-hot`, h('table', { class: 'data' },
-            h('thead', {}, h('tr', {}, ['PartitionKey', 'Writes', 'Peak / s', 'RowKey order'].map((c) => h('th', { scope: 'col', text: c })))),
+            h('thead', {}, h('tr', {}, ['PartitionKey', 'Writes', 'Peak / s', 'RowKey order'].map((c, i) => h('th', { scope: 'col', class: i === 1 || i === 2 ? 'num' : null, text: c })))),
             h('tbody', {}, hot.map((p) => h('tr', {},
               h('td', {}, h('code', { text: p.partitionKey })),
-              h('td', { text: fmt(p.writes) }),
-              h('td', { class: p.peakWritesPerSecond > target ? 'over' : '', text: fmt(p.peakWritesPerSecond) }),
+              h('td', { class: 'num', text: fmt(p.writes) }),
+              h('td', { class: p.peakWritesPerSecond > target ? 'num over' : 'num', text: fmt(p.peakWritesPerSecond) }),
               h('td', { text: order(p) })))))))
       : null,
     near.length

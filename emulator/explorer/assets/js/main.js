@@ -45,7 +45,8 @@ function save() {
 }
 
 function labelOf(conn, dev) {
-  if (dev) return `${conn.account} (development account)`;
+  // Short enough to be read whole in the select of a 420 px window.
+  if (dev) return `${conn.account} (development)`;
   if (conn.sas) return `${conn.account} (SAS${conn.table ? ': ' + conn.table : ''})`;
   return conn.account;
 }
@@ -79,7 +80,7 @@ function useAccount(i) {
   $('nav-insights').hidden = false;
   showView('data');
   clear($('table-pane'), h('div', { class: 'empty' },
-    h('p', { text: `Account ${c.conn.account}: choose a table on the left, or create one.` })));
+    h('p', { text: `Account ${c.conn.account}: choose a table from the list, or create one.` })));
   loadTables(app).then(() => {
     if (c.conn.table) openTable(c.conn.table);
   });

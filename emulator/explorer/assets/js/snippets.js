@@ -134,15 +134,20 @@ export function openSnippets(app, table, query) {
         t.tabIndex = on ? 0 : -1;
       }
       panel.setAttribute('aria-labelledby', `tab-${id}`);
+      // The button comes before the code, so it is in view however long
+      // the snippet; the code box shows all of it, long lines wrapped
+      // (style.css pre.code): no line or end of the snippet out of sight.
       clear(panel,
-        h('p', { class: 'help' }, 'Package ', h('code', { text: s.pkg }), `; set ${ENV} to the connection string tableemu printed at start.`),
-        h('pre', { class: 'code', id: `code-${id}` }, h('code', { text: s.code })),
-        h('button', {
-          type: 'button',
-          class: 'primary',
-          text: `Copy ${s.label}`,
-          onclick: async () => status((await copyText(s.code)) ? `Copied the ${s.label} snippet` : 'Could not copy: select the text and copy it', 'info'),
-        }));
+        h('div', { class: 'code-head' },
+          h('p', { class: 'help' }, 'Package ', h('code', { text: s.pkg }), `; set ${ENV} to the connection string tableemu printed at start.`),
+          h('button', {
+            type: 'button',
+            class: 'primary',
+            id: 'copy-snippet',
+            text: `Copy ${s.label}`,
+            onclick: async () => status((await copyText(s.code)) ? `Copied the ${s.label} snippet` : 'Could not copy: select the text and copy it', 'info'),
+          })),
+        h('pre', { class: 'code', id: `code-${id}` }, h('code', { text: s.code })));
     };
     const root = h('div', { class: 'stack' },
       query.filter || query.select || query.top

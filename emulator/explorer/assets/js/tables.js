@@ -48,6 +48,7 @@ export async function loadTables(app, more = false) {
           h('button', {
             type: 'button',
             class: 'table-link',
+            title: name, // the whole name where the list cuts it
             data: { table: name },
             'aria-current': name === app.table ? 'true' : 'false',
             text: name,
@@ -57,7 +58,7 @@ export async function loadTables(app, more = false) {
     }
     $('more-tables').hidden = !next;
     const n = list.children.length;
-    note.textContent = n ? `${fmt(n)} table${n === 1 ? '' : 's'}${next ? ' so far' : ''}` : $('prefix').value ? 'No table has this prefix.' : 'No tables yet.';
+    note.textContent = n ? `${fmt(n)} table${n === 1 ? '' : 's'}${next ? ' so far' : ''}` : $('prefix').value ? 'No table starts with this prefix. Clear the filter to see every table.' : 'No tables yet: create one below.';
   } catch (e) {
     note.textContent = `${e.code}: ${e.message}`;
     if (app.client.conn.sas) {
@@ -112,7 +113,7 @@ export async function deleteTable(app, name) {
   }
   status(`Deleted table ${name}`);
   app.table = '';
-  clear($('table-pane'), h('p', { class: 'empty', text: `Table ${name} was deleted.` }));
+  clear($('table-pane'), h('p', { class: 'empty', text: `Table ${name} was deleted. Choose another table from the list, or create one.` }));
   loadTables(app);
 }
 
