@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"net"
 	"strings"
 
 	"github.com/tableemu/tableemu"
@@ -86,15 +85,8 @@ func (c *call) accountProblem() string {
 	if c.s.cfg.DisableProductStyleURL {
 		// A host-style URL (devstoreaccount1.table.localhost) to a server
 		// that reads the account from the path only.
-		// Read as hostAccount would without the flag.
-		host := c.r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		label, _, dotted := strings.Cut(strings.ToLower(host), ".")
-		label = strings.TrimSuffix(label, secondarySuffix)
-		if dotted && net.ParseIP(host) == nil && c.s.accounts[label] != nil {
-			p += " The host name names account " + quoteHint(label) +
+		if label, ok := c.s.accountInHost(c.r.Host); ok {
+			p += " The host name names account " + quoteHint(strings.TrimSuffix(label, secondarySuffix)) +
 				", but with --disableProductStyleUrl tableemu takes the account from the path only."
 		}
 	}

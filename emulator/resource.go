@@ -135,11 +135,18 @@ func (s *Server) parseResource(host, requestURI string) (resource, *tableemu.Err
 	return res, nil
 }
 
-// hostAccount returns the account named by a host-style Host header.
+// hostAccount returns the account named by a host-style Host header,
+// unless --disableProductStyleUrl says to read the path only.
 func (s *Server) hostAccount(host string) (string, bool) {
 	if s.cfg.DisableProductStyleURL {
 		return "", false
 	}
+	return s.accountInHost(host)
+}
+
+// accountInHost returns the first label of a host name (with its
+// "-secondary" suffix, if any) when it names a configured account.
+func (s *Server) accountInHost(host string) (string, bool) {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
