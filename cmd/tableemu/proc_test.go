@@ -93,16 +93,23 @@ type proc struct {
 	code int // exit code, valid once done is closed; -1 if killed by a signal
 }
 
-// startProc runs the binary with args in dir (the current directory of the
-// process; "" for a fresh one).
-func startProc(t *testing.T, dir string, args ...string) *proc {
-	t.Helper()
+// command is the binary with args, to run in dir (the current directory of
+// the process; "" for a fresh one), without the caller's AZURITE_ACCOUNTS.
+func command(t *testing.T, dir string, args ...string) *exec.Cmd {
 	if dir == "" {
 		dir = t.TempDir()
 	}
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AZURITE_ACCOUNTS=")
+	return cmd
+}
+
+// startProc runs the binary with args in dir (the current directory of the
+// process; "" for a fresh one).
+func startProc(t *testing.T, dir string, args ...string) *proc {
+	t.Helper()
+	cmd := command(t, dir, args...)
 	p := &proc{t: t, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
@@ -199,12 +206,7 @@ func (p *proc) signal(sig syscall.Signal) {
 // code, stdout and stderr separately.
 func runProc(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	cmd := exec.Command(binary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AZURITE_ACCOUNTS=")
+	cmd := command(t, dir, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
