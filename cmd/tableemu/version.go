@@ -14,16 +14,24 @@ import (
 //	go build -ldflags "-X main.commit=$(git rev-parse --short HEAD)" ./cmd/tableemu
 var commit string
 
+// version is the release version, for builds that are not of a module
+// version (release/build.sh sets it from the tag with -X main.version).
+// A `go install github.com/tableemu/tableemu/cmd/tableemu@v1.2.3` build
+// needs none: Go records v1.2.3 as the main module's version.
+var version string
+
 // versionText is tableemu --version: the module version, the commit the
 // binary was built from (what Go records when building inside a Git
 // checkout, else the commit variable), and the Go release and platform.
 func versionText() string {
-	version, rev, when, modified := "unknown", commit, "", false
+	ver, rev, when, modified := version, commit, "", false
 	if rev == "" {
 		rev = "unknown"
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
+		if ver == "" {
+			ver = bi.Main.Version
+		}
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -41,5 +49,8 @@ func versionText() string {
 	if modified {
 		rev += " with uncommitted changes"
 	}
-	return fmt.Sprintf("tableemu %s\ncommit %s\n%s %s/%s\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if ver == "" {
+		ver = "unknown"
+	}
+	return fmt.Sprintf("tableemu %s\ncommit %s\n%s %s/%s\n", ver, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tableemu/tableemu/odata/edm"
 )
@@ -22,12 +23,21 @@ func TestGroupCommit(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	const n = 300
-	var wg sync.WaitGroup
+	// Hold the writer in a closure until every Update below is waiting to
+	// be handed over, so that grouping does not depend on how fast this
+	// machine commits (on a loaded machine each write could otherwise be
+	// committed alone before the next one arrives).
+	release := make(chan struct{})
+	held := make(chan error)
+	go func() { held <- s.Update(ctx, func(tx *Tx) error { <-release; return nil }) }()
+	var wg, started sync.WaitGroup
 	errs := make([]error, n)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
+		started.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			started.Done()
 			errs[i] = s.Update(ctx, func(tx *Tx) error {
 				if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}); err != nil {
 					return err
@@ -38,6 +48,12 @@ func TestGroupCommit(t *testing.T) {
 				return nil
 			})
 		}(i)
+	}
+	started.Wait()
+	time.Sleep(50 * time.Millisecond) // from Done to blocking in Update's send
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	if s.largestGroup.Load() < 2 {
