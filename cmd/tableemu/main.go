@@ -1,5 +1,5 @@
 // Command tableemu runs the Azure Table storage emulator. Its command line
-// is Azurite's (azurite-table), so it can replace it; see README.md.
+// is Azurite's (azurite-table), so it can replace it; see docs/command-line.md.
 package main
 
 import (
@@ -113,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out.Printf("Azurite Table service is successfully listening at %s://%s (tableemu, Azurite-compatible)", cfg.Scheme(), listening)
 
 	// TABLEEMU_CPUPROFILE names a file for a CPU profile of the whole run,
-	// written at shutdown: how BENCHMARKS.md's profiles were taken.
+	// written at shutdown: how docs/benchmarks.md's profiles were taken.
 	if path := os.Getenv("TABLEEMU_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err != nil {
 			errs.Printf("warning: TABLEEMU_CPUPROFILE: %v", err)
