@@ -10,7 +10,8 @@
 #     the stamped version, and that pip refuses the other platforms' wheels;
 #  4. runs python/tests with pytest in that virtualenv: the fixtures through
 #     azure-data-tables, start/stop and their errors, the wheels' contents
-#     against the specs, and python/README.md's snippets.
+#     against the specs, and python/README.md's snippets;
+#  5. runs python/bench.sh once, quickly (BENCH_RUNS=1; npm installs Azurite).
 # Prints one summary line with the counts; exits non-zero on any failure.
 #
 #   bash python/test.sh            (needs go, python3 3.8+; no network but PyPI)
@@ -41,7 +42,7 @@ tag=$(grep -o 'VERSION=v[^ ]*' <<<"$block" | head -1 | cut -d= -f2)
 echo "== docs/python.md's Build block (VERSION=$tag), into a temporary dist/"
 bash -euo pipefail -c "$(sed -E "s#(^| )dist/#\\1$tmp/dist/#g; s#(^| )dist( |\$)#\\1$tmp/dist\\2#g" <<<"$block")"
 wheels=$tmp/dist/wheels
-ls "$wheels"
+listed=$(awk '/^## Build/{r=1} r&&/^```text$/{b=1; next} b&&/^```$/{exit} b{print}' docs/python.md)
 
 # 2. A fresh virtualenv: the pinned SDK and pytest, then tableemu from the
 # wheels alone (no index), pip choosing the platform.
@@ -58,6 +59,7 @@ installed_tags=$("$venv/bin/python" -c 'from importlib.metadata import distribut
 arch=$(uname -m)
 want="tableemu $tag"
 echo "== checks"
+check "the wheels are the five docs/python.md lists" test "$(cd "$wheels" && LC_ALL=C ls)" = "$listed"
 check "pip picked this platform's wheel (py3-none-manylinux_2_17_$arch)" grep -q "^Tag: py3-none-manylinux_2_17_$arch\$" <<<"$installed_tags"
 check "tableemu is $venv/bin/tableemu, executable" test -x "$venv/bin/tableemu" -a "$(PATH=$venv/bin:$PATH command -v tableemu)" = "$venv/bin/tableemu"
 check "tableemu --version prints '$want'" test "$("$venv/bin/tableemu" --version | head -1)" = "$want"
@@ -75,6 +77,12 @@ for w in "$wheels"/*.whl; do
   check "pip refuses $(basename "$w")" refused "$w"
 done
 
+# 5. (started first, in the background, to save time) The figures' script,
+# one run of each measurement: docs/python.md quotes a five-run output; this
+# only checks that it still runs. Its timings do not matter here.
+BENCH_RUNS=1 bash python/bench.sh >"$tmp/bench.out" 2>&1 &
+bench_pid=$!
+
 # 4. The pytest suite, in the virtualenv, from outside the source tree so
 # that `import tableemu` is the installed wheel's.
 echo "== pytest python/tests ($("$venv/bin/python" -c 'from importlib.metadata import version as v
@@ -83,6 +91,15 @@ rc=0
 (cd "$tmp" && PYTHONDONTWRITEBYTECODE=1 TABLEEMU_TEST_DIST="$tmp/dist" TABLEEMU_TEST_WHEELHOUSE="$wheels" \
   TABLEEMU_TEST_TAG="$tag" TABLEEMU_TEST_VERSION="$("$venv/bin/python" -c 'from importlib.metadata import version; print(version("tableemu"))')" \
   "$venv/bin/python" -m pytest -p pytester -p no:cacheprovider -ra --junitxml="$tmp/junit.xml" "$root/python/tests") || rc=$?
+
+echo "== BENCH_RUNS=1 bash python/bench.sh"
+bench_ok() {
+  local rc=0
+  wait "$bench_pid" || rc=$?
+  cat "$tmp/bench.out"
+  [ "$rc" -eq 0 ] && [ "$(grep -c '^| [a-z]' "$tmp/bench.out")" -eq 6 ]
+}
+check "python/bench.sh prints its six rows" bench_ok
 
 counts=$("$venv/bin/python" - "$tmp/junit.xml" <<'EOF'
 import sys

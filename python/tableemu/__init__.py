@@ -226,7 +226,8 @@ class Server(Connection):
         deadline = time.monotonic() + self.timeout
         while not self._ready.wait(0.05):
             if self._ended.is_set() or self.process.poll() is not None:
-                code = self.process.wait()
+                # Its stdout ended: it exited, or is about to (else stop it).
+                code = _stop_process(self.process, 2.0)
                 self._join(1.0)
                 raise TableemuError(
                     f"tableemu exited with code {code} before it was ready: {self._last_error()}"
@@ -256,9 +257,10 @@ class Server(Connection):
                 if not self.connection_strings:
                     self._errors.append("no connection string line before the ready line")
                     break
-                # The first account's (AZURITE_ACCOUNTS can name several).
+                # The first account's (AZURITE_ACCOUNTS can name several);
+                # url comes from its endpoint, which is connectable even
+                # when the server listens on 0.0.0.0.
                 self._set(self.connection_strings[0])
-                self.url = msg[len(_READY) :].split(" ", 1)[0]
                 self._ready.set()
         stream.close()
         if not is_err:
