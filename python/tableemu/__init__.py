@@ -216,8 +216,8 @@ class Server(Connection):
             env=self.env,
             creationflags=flags,
         )
-        # A server the caller forgets to stop is stopped when this object is
-        # collected or the interpreter exits.
+        # A server the caller forgets to stop is stopped when the
+        # interpreter exits (the reader threads keep this object alive).
         self._finalizer = weakref.finalize(self, _stop_process, self.process, 5.0)
         for stream, is_err in ((self.process.stdout, False), (self.process.stderr, True)):
             t = threading.Thread(target=self._read, args=(stream, is_err), daemon=True, name="tableemu-reader")

@@ -38,7 +38,11 @@ ENV_CONNECTION_STRING = "TABLEEMU_TEST_CONNECTION_STRING"
 def tableemu() -> Iterator[Union[_tableemu.Server, _tableemu.Connection]]:
     given = os.environ.get(ENV_CONNECTION_STRING)
     if given:
-        yield _tableemu.Connection(given)
+        try:
+            conn = _tableemu.Connection(given)
+        except ValueError as e:
+            pytest.fail(f"{ENV_CONNECTION_STRING}: {e}", pytrace=False)
+        yield conn
         return
     try:
         server = _tableemu.start()
@@ -84,7 +88,11 @@ def pytest_report_header(config) -> str:
     """Says which server the fixtures use, at the top of the run."""
     given = os.environ.get(ENV_CONNECTION_STRING)
     if given:
-        return f"tableemu: {ENV_CONNECTION_STRING} is set; the fixtures use {_tableemu.Connection(given).endpoint}"
+        try:
+            where = _tableemu.Connection(given).endpoint
+        except ValueError as e:
+            where = f"nothing ({e})"
+        return f"tableemu: {ENV_CONNECTION_STRING} is set; the fixtures use {where}"
     try:
         where = _tableemu.binary_path()
     except FileNotFoundError as e:

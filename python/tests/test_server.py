@@ -172,3 +172,16 @@ def test_plugin_says_what_to_do_when_the_server_cannot_start(pytester, monkeypat
     r.stdout.fnmatch_lines(
         ["*the tableemu fixture could not start tableemu: TABLEEMU_BINARY=/nonexistent/tableemu is not a file*"]
     )
+
+
+def test_plugin_says_what_is_wrong_with_TABLEEMU_TEST_CONNECTION_STRING(pytester, monkeypatch):
+    monkeypatch.setenv("TABLEEMU_TEST_CONNECTION_STRING", "UseDevelopmentStorage=yes")
+    pytester.makepyfile("def test_x(tableemu):\n    pass\n")
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    r.assert_outcomes(errors=1)
+    r.stdout.fnmatch_lines(
+        [
+            "tableemu: TABLEEMU_TEST_CONNECTION_STRING is set; the fixtures use nothing (want a connection string*",
+            "*TABLEEMU_TEST_CONNECTION_STRING: want a connection string with AccountName=*;AccountKey=*;TableEndpoint=*; got UseDevelopmentStorage=yes*",
+        ]
+    )
