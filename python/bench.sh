@@ -42,7 +42,7 @@ before=$(du -sb "$tmp/venv" | cut -f1)
 site_before=$(du -sb "$site" | cut -f1)
 t0=$(now)
 "$tmp/venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check --no-index "$wheel"
-pip_s=$(echo "$(now) - $t0" | bc)
+pip_s=$(awk "BEGIN { print $(now) - $t0 }")
 after=$(du -sb "$tmp/venv" | cut -f1)
 site_growth=$(($(du -sb "$site" | cut -f1) - site_before))
 
@@ -50,7 +50,7 @@ echo "== npm i -D azurite@3.37.0" >&2
 mkdir "$tmp/azurite"
 t0=$(now)
 (cd "$tmp/azurite" && npm i -D --no-audit --no-fund --loglevel=error azurite@3.37.0 >/dev/null)
-npm_s=$(echo "$(now) - $t0" | bc)
+npm_s=$(awk "BEGIN { print $(now) - $t0 }")
 nm=$(du -sb "$tmp/azurite/node_modules" | cut -f1)
 
 echo "== starts ($runs runs each)" >&2

@@ -236,7 +236,8 @@ class Server(Connection):
                 self.stop(grace=2.0)
                 raise TableemuError(
                     f"tableemu printed no ready line within {self.timeout:g} s "
-                    f"(stopped it); its last line: {self._last_error()}"
+                    f"(stopped it); its last line: {self._last_error()}; "
+                    "if the machine is only slow, pass a larger timeout"
                 )
         return self
 
