@@ -16,9 +16,12 @@
 #    checks the log (no line may claim a blob or queue service), and makes
 #    the call a user would with the connection the module builds, through
 #    the Go SDK; for the Node.js and Python configurations also through the
-#    JavaScript and Python SDKs the conformance suites pin. A configuration
+#    JavaScript and Python SDKs the conformance suites pin, and for the
+#    Python recipe the Python code of docs/containers.md itself
+#    (docker/compat/snippet.py). A configuration
 #    the facts say does not work must not: tableemu is ready and the
 #    module's wait is still not met.
+#    The Node.js code of docs/containers.md must parse (node --check).
 # 2. For docker/compose.yaml and docker/compose.azurite.yaml: starts the
 #    image as the tableemu service of the file would run, runs the file's
 #    healthcheck test against it, and the example app with the file's
@@ -42,7 +45,7 @@ python=$PWD/conformance/python/.venv/bin/python
 # read_words FILE: NUL-separated words into the array words.
 read_words() { mapfile -d '' -t words <"$1"; }
 
-works=0 fails=0 js_calls=0 py_calls=0
+works=0 fails=0 js_calls=0 py_calls=0 doc_runs=0
 compat_run() {
 	local id=$1 log=$work/compat-$1.log out cs
 	"$compat" argv "$id" -entrypoint "$ep_json" -cmd "$cmd_json" >"$work/argv" || die "$id: no argv"
@@ -66,6 +69,11 @@ compat_run() {
 			in_ns "$python" docker/compat/sdk.py "$cs" "$id" || die "$id: the Python SDK's call failed"
 			py_calls=$((py_calls + 1))
 			;;
+		python-doc)
+			in_ns "$python" docker/compat/snippet.py docs/containers.md "$log" || die "$id: the Python code of docs/containers.md failed"
+			doc_runs=$((doc_runs + 1))
+			;;
+		*) die "$id: no SDK $sdk" ;;
 		esac
 	done
 	if grep -q "as the facts say the module's wait is never met" <<<"$out"; then
@@ -78,8 +86,17 @@ compat_run() {
 mapfile -t ids < <("$compat" list)
 [ ${#ids[@]} -gt 0 ] || die "no configurations in docker/compat/azurite-compat.json"
 for id in "${ids[@]}"; do compat_run "$id"; done
-printf '\ncompat: %d configurations: %d work (Go SDK call each; %d JavaScript, %d Python SDK calls), %d do not, as the facts say\n' \
-	"${#ids[@]}" "$works" "$js_calls" "$py_calls" "$fails"
+printf '\ncompat: %d configurations: %d work (Go SDK call each; %d JavaScript, %d Python SDK calls; %d run of the Python code of docs/containers.md), %d do not, as the facts say\n' \
+	"${#ids[@]}" "$works" "$js_calls" "$py_calls" "$doc_runs" "$fails"
+
+# The Node.js code of docs/containers.md parses (it needs Docker to run;
+# the configuration it is, node-recommended, ran above; the Python code
+# ran, and go test parses the Go code).
+awk '/^### Node\.js$/ { s = 1 } s && /^```js$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
+	docs/containers.md >"$work/containers-md.mjs"
+[ -s "$work/containers-md.mjs" ] || die "docs/containers.md: no js block under ### Node.js"
+node --check "$work/containers-md.mjs" || die "the Node.js code of docs/containers.md does not parse"
+echo "the Node.js code of docs/containers.md parses (node --check)"
 
 step "compose files: the tableemu service's command, its healthcheck test, the app"
 compose_run() {

@@ -47,7 +47,10 @@ type Config struct {
 	Works            bool              `json:"works"`
 	Why              string            `json:"why"`
 	Expect           []string          `json:"expect,omitempty"` // in the server's log
-	SDK              []string          `json:"sdk,omitempty"`    // SDKs besides Go's that make the call: js, python
+	// SDK lists the calls made besides the Go SDK's: js and python (the
+	// JavaScript and Python SDKs, docker/compat/sdk.*), python-doc (the
+	// Python code of docs/containers.md, docker/compat/snippet.py).
+	SDK []string `json:"sdk,omitempty"`
 }
 
 // Wait is one readiness check: a log line or a port.
@@ -102,8 +105,8 @@ func (f *Facts) validate() error {
 			}
 		}
 		for _, s := range c.SDK {
-			if s != "js" && s != "python" {
-				return fmt.Errorf("%s: sdk %q: want js or python", c.ID, s)
+			if !slices.Contains([]string{"js", "python", "python-doc"}, s) {
+				return fmt.Errorf("%s: sdk %q: want js, python or python-doc", c.ID, s)
 			}
 		}
 		return nil

@@ -45,7 +45,7 @@ func rewrite(doc string, f *Facts, entrypoint, cmd []string) (string, []string, 
 func render(f *Facts, id string, entrypoint, cmd []string) (string, error) {
 	var b strings.Builder
 	if id == "commands" {
-		b.WriteString("| with Azurite's image | what tableemu's image runs | |\n|---|---|---|\n")
+		b.WriteString("| the line written for Azurite's image (swap the image name) | the process tableemu's image runs | |\n|---|---|---|\n")
 		for _, c := range f.Commands {
 			fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", dockerRun(c, "mcr.microsoft.com/azure-storage/azurite"),
 				shellJoin(c.argv(entrypoint, cmd)), esc(c.Why))
@@ -139,11 +139,21 @@ func ports(ps []int) string {
 }
 
 func waits(ws []Wait) string {
-	var s []string
+	var s, portList []string
+	for _, w := range ws {
+		if w.Match == "" {
+			portList = append(portList, strconv.Itoa(w.Port))
+		}
+	}
+	switch len(portList) {
+	case 0:
+	case 1:
+		s = append(s, "port "+portList[0]+" (a TCP connection from the host)")
+	default:
+		s = append(s, "ports "+strings.Join(portList, ", ")+" (TCP connections from the host)")
+	}
 	for _, w := range ws {
 		switch w.Match {
-		case "":
-			s = append(s, fmt.Sprintf("port %d (a TCP connection from the host)", w.Port))
 		case "contains":
 			s = append(s, fmt.Sprintf("a log line containing `%s`", w.Log))
 		case "search":
