@@ -28,6 +28,8 @@
 #    connection string (the service names resolve to loopback).
 #
 # Figures are counts; nothing is timed.
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # work, env, uid, gid, rootfs...: test-image.sh's
 
 step "Azurite command lines and Testcontainers modules (docker/compat/azurite-compat.json)"
 compat=$work/compat

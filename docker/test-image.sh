@@ -74,7 +74,7 @@ server_child= # its child: the server, PID 1 of its PID namespace
 cleanup() {
 	set +e
 	# Killing PID 1 of a PID namespace kills all of it. (unshare's
-	# --kill-child cannot do this: chroot --userspec's change of user
+	# --kill-child cannot do this: the server's change of user, --setuid,
 	# clears the parent-death signal.)
 	[ -n "$server_child" ] && kill -KILL "$server_child" 2>/dev/null
 	[ -n "$server_pid" ] && wait "$server_pid" 2>/dev/null
@@ -189,12 +189,13 @@ in_ns() { ip netns exec "$ns" "$@"; }
 # (emulator.Log: 2006-01-02T15:04:05.000Z, then a space), in grep and sed.
 ts='^[-0-9T:.]*Z '
 
+# By path: env -i gives them the image's PATH, which is not the host's.
+unshare_bin=$(command -v unshare) chroot_bin=$(command -v chroot)
+
 # launch LOG [VAR=value...] -- COMMAND...: COMMAND, the container's
 # process, from the image's filesystem, with the image's Env plus VARs, in
 # its WORKDIR, as uid:gid; COMMAND's first word is looked up in the
 # image's PATH, as the engine does. Returns once it runs.
-# By path: env -i gives them the image's PATH, which is not the host's.
-unshare_bin=$(command -v unshare) chroot_bin=$(command -v chroot)
 launch() {
 	local log=$1 vars=()
 	shift
