@@ -348,8 +348,8 @@ func TestMigratingReadinessPatterns(t *testing.T) {
 // build:), and no `docker run` comes before the first `docker build`.
 func TestImageBuiltBeforeUse(t *testing.T) {
 	use := regexp.MustCompile(`docker run |image: tableemu\b|name: \$TABLEEMU_IMAGE`)
-	for _, f := range []string{"docker/README.md", "docker/MIGRATING.md", "docker/compose.yaml",
-		"docker/ci/github-actions.yml", "docker/ci/gitlab-ci.yml"} {
+	for _, f := range []string{"README.md", "docker/README.md", "docker/MIGRATING.md", "docker/compose.yaml",
+		"docker/compose.azurite.yaml", "docs/containers.md", "docker/ci/github-actions.yml", "docker/ci/gitlab-ci.yml"} {
 		b, err := os.ReadFile("../../" + f)
 		if err != nil {
 			t.Fatal(err)
