@@ -380,6 +380,17 @@ func TestStartedAsAzurite(t *testing.T) {
 		if strings.Join(warnings, "\n") != strings.Join(tc.warn, "\n") {
 			t.Errorf("%s: warnings\n%s\nwant\n%s", tc.name, strings.Join(warnings, "\n"), strings.Join(tc.warn, "\n"))
 		}
+		// Each command's own readiness line (Azurite 3.37: the all-in-one
+		// azurite prints "... is successfully listening at URL",
+		// azurite-table "... successfully started on HOST:PORT").
+		started := regexp.MustCompile(`^\S+ Azurite Table service successfully started on 127\.0\.0\.1:[0-9]+ \(tableemu, Azurite-compatible\)$`)
+		found := false
+		for _, l := range p.lines() {
+			found = found || started.MatchString(l)
+		}
+		if want := tc.name == "azurite-table"; found != want {
+			t.Errorf("%s: azurite-table's readiness line printed: %v, want %v\n%s", tc.name, found, want, p.out)
+		}
 		if _, err := os.Stat(filepath.Join(dir, "tableemu.sqlite")); err != nil {
 			t.Errorf("%s with no --location: no database in the current directory: %v\n%s", tc.name, err, p.out)
 		}

@@ -343,9 +343,11 @@ func TestMigratingReadinessPatterns(t *testing.T) {
 	}
 }
 
-// TestImageBuiltBeforeUse: the image is not published, so every document
-// and example that runs it builds it first (docker build, or compose's
-// build:), and no `docker run` comes before the first `docker build`.
+// TestImageBuiltBeforeUse: the examples use an image built from the
+// checkout (the published one exists only from a release on), so every
+// document and example that runs it builds it first (docker build, or
+// compose's build:), and no `docker run` comes before the first `docker
+// build`.
 func TestImageBuiltBeforeUse(t *testing.T) {
 	use := regexp.MustCompile(`docker run |image: tableemu\b|name: \$TABLEEMU_IMAGE`)
 	for _, f := range []string{"README.md", "docker/README.md", "docker/MIGRATING.md", "docker/compose.yaml",

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,7 +64,9 @@ const (
 //
 // name is the command name (commandName): under "azurite", Azurite's
 // all-in-one command, one more warning says that only the table service
-// runs; "azurite-table" is simply tableemu.
+// runs; under "azurite-table" (or with that word in the command line, as
+// in a container command written for Azurite's image) the readiness line
+// of Azurite's azurite-table follows the all-in-one's.
 func run(name string, args []string, stdout, stderr io.Writer) int {
 	if svc, ok := azuriteOnly[name]; ok {
 		fmt.Fprintf(stderr, "tableemu: started as %s, but tableemu has no %s service, only Azure Table storage: run %s from Azurite, and tableemu (or azurite-table) for tables\n", name, svc, name)
@@ -138,6 +141,12 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	// in the log (docker/MIGRATING.md); the suffix says who printed it.
 	// The listener is open: a client that connects now is served.
 	out.Printf("Azurite Table service is successfully listening at %s://%s (tableemu, Azurite-compatible)", cfg.Scheme(), listening)
+	// azurite-table on its own prints another line (Azurite 3.37,
+	// src/table/main.ts: "Azurite Table service successfully started on
+	// HOST:PORT"); scripts written for it wait for that one.
+	if name == "azurite-table" || slices.Contains(args, "azurite-table") {
+		out.Printf("Azurite Table service successfully started on %s (tableemu, Azurite-compatible)", listening)
+	}
 
 	// TABLEEMU_CPUPROFILE names a file for a CPU profile of the whole run,
 	// written at shutdown: how docs/benchmarks.md's profiles were taken.
