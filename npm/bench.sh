@@ -22,7 +22,7 @@
 # `du -sb node_modules` (apparent bytes); packages are what `npm ls --all
 # --parseable` lists. Start times are from spawning `npx tableemu` or
 # `npx azurite-table` (--inMemoryPersistence --silent --tablePort P) to
-# the readiness line both print, and to the first createTable through
+# its readiness line, and to the first createTable through
 # @azure/data-tables 13.3.2 that succeeded, sent right after that line
 # (npm/test/bench.js). "first" is the first start after the install;
 # "warm" the median of RUNS more, through npx and through

@@ -23,8 +23,8 @@
 # file order, and gzips at level 9, but keeps each file's mode: this script
 # sets the modes (0644, binaries 0755), so the umask does not leak in:
 # two runs on the same DIST give the same bytes (npm/test.sh checks it).
-# Publishing: `npm publish OUT/tableemu-*-X.tgz` for the five platform
-# packages first, then the launcher.
+# Publishing: the five platform packages first, then the launcher, so
+# that no published launcher names a version that is not there yet.
 set -euo pipefail
 dist=${1:?usage: npm/build.sh DIST OUT}
 out=${2:?usage: npm/build.sh DIST OUT}

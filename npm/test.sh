@@ -59,8 +59,14 @@ host=$(node -p 'process.platform + "-" + process.arch')                         
 gohost=$(node -p '({ win32: "windows" }[process.platform] ?? process.platform) + "-" + ({ x64: "amd64" }[process.arch] ?? process.arch)')
 
 step "release/build.sh and npm/build.sh (VERSION=$version)"
-VERSION=$version release/build.sh "$tmp/dist" >/dev/null
-VERSION=$version npm/build.sh "$tmp/dist" "$tmp/out"
+# docs/javascript.md's build command, with this version and these paths.
+build=$(grep -m1 '^VERSION=v1.2.3 release/build.sh dist && VERSION=v1.2.3 npm/build.sh dist out$' docs/javascript.md) ||
+  { bad "docs/javascript.md has the build command"; exit 1; }
+build=${build//v1.2.3/$version}
+build=${build//build.sh dist/build.sh $tmp/dist}
+build=${build/% out/ $tmp/out}
+echo "$build"
+eval "$build" | grep -v '^[0-9a-f]\{64\} '
 (umask 077 && VERSION=$version npm/build.sh "$tmp/dist" "$tmp/out2" >/dev/null)
 same=true
 for f in "$tmp"/out/*.tgz; do cmp -s "$f" "$tmp/out2/$(basename "$f")" || same=false; done
@@ -155,6 +161,8 @@ for line in "${shell[@]}"; do
     out=$(cd "$proj" && $line)
     echo "$out"
     check "it prints the stamped version" test "$(echo "$out" | head -1)" = "tableemu $version"
+    # The README's prose points at --help for the flags.
+    check "npx tableemu --help lists the flags" bash -c "cd '$proj' && npx tableemu --help 2>&1 | grep -q -- --tablePort"
     ;;
   "npx tableemu"*)
     # npx runs the bin through `sh -c`. SIGTERM to npx reaches that shell
@@ -198,13 +206,14 @@ step "the launcher, run directly"
 serve direct "$tmp/direct" "$proj/node_modules/.bin/tableemu" --tablePort 0 --inMemoryPersistence
 signal direct TERM
 check "SIGTERM: the server stops gracefully, the launcher exits 0" test $rc -eq 0 -a "$(clean direct && echo y)" = y
-# Two SIGINTs at once, as a terminal and npm together send them where sh
-# execs the bin: the server must see one and stop gracefully, not take the
-# second as "exit now".
+# Two SIGINTs in a row, as a terminal and npm together send them where sh
+# execs the bin: one graceful stop, exit 0. (The in-memory server stops in
+# milliseconds, so this does not show the 0.3 s window at work; it shows
+# that a repeat does no harm.)
 serve twice "$tmp/twice" "$proj/node_modules/.bin/tableemu" --tablePort 0 --inMemoryPersistence
 kill -INT $spid
 signal twice INT
-check "SIGINT twice at once: one graceful stop, exit 0" test $rc -eq 0 -a "$(clean twice && echo y)" = y
+check "SIGINT twice in a row: one graceful stop, exit 0" test $rc -eq 0 -a "$(clean twice && echo y)" = y
 serve killed "$tmp/killed" "$proj/node_modules/.bin/tableemu" --tablePort 0 --inMemoryPersistence
 signal killed KILL "$(pgrep -P $spid)"
 check "a server killed by SIGKILL: the launcher dies of SIGKILL too (exit 137)" test $rc -eq 137

@@ -7,9 +7,11 @@
 //                                     node_modules has @azure/data-tables)
 //
 // Runs CMD in DIR with a free port appended (--tablePort P), and prints one
-// line: "READY_MS REQUEST_MS", both from the spawn: when stdout said
-// "successfully listening" (Azurite's line, which tableemu prints too),
-// and when createTable, sent right after it, succeeded. Then SIGTERM to
+// line: "READY_MS REQUEST_MS", both from the spawn: when stdout said it
+// was ready, and when createTable, sent right after that, succeeded. The
+// readiness line: azurite-table's "Azurite Table service successfully
+// started on HOST:PORT", or "... is successfully listening at URL", which
+// the `azurite` command prints, and tableemu too. Then SIGTERM to
 // its process group, and wait for CMD's exit (SIGKILL after 10 s).
 
 const { spawn } = require("node:child_process");
@@ -52,7 +54,7 @@ async function main() {
     const timer = setTimeout(() => reject(new Error(`no readiness line in 60 s: ${out}`)), 60000);
     const onData = (d) => {
       out += d;
-      if (out.includes("successfully listening")) {
+      if (/Azurite Table service (is successfully listening at|successfully started on) /.test(out)) {
         clearTimeout(timer);
         resolve(ms());
       }
