@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs BENCHMARKS.md's "Reproduce" block as a reader would, shortened: the
+# Runs docs/benchmarks.md's "Reproduce" block as a reader would, shortened: the
 # same five servers (tableemu in its three modes, Azurite 3.37 in memory,
 # the bare reference server) and the same tablebench command, with two
 # small workloads of one 1-second round instead of the full 8-second run.
@@ -11,11 +11,11 @@ work=$(mktemp -d)
 # Every server's command line holds $work: none outlives a failed run.
 trap 'pkill -f "$work/" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-block=$(awk '/^## Reproduce/{r=1} r&&/^```sh$/{b=1; next} b&&/^```$/{exit} b{print}' BENCHMARKS.md)
-grep -q 'tablebench' <<<"$block" || { echo "no Reproduce block with tablebench in BENCHMARKS.md"; exit 1; }
+block=$(awk '/^## Reproduce/{r=1} r&&/^```sh$/{b=1; next} b&&/^```$/{exit} b{print}' docs/benchmarks.md)
+grep -q 'tablebench' <<<"$block" || { echo "no Reproduce block with tablebench in docs/benchmarks.md"; exit 1; }
 short=${block//\/tmp\//$work\/}
 short=${short//-duration 8s -rounds 3/-workloads insert,point -duration 1s -rounds 1}
-[ "$short" != "${block//\/tmp\//$work\/}" ] || { echo "BENCHMARKS.md: the tablebench line changed; update .ci/bench-docs.sh"; exit 1; }
+[ "$short" != "${block//\/tmp\//$work\/}" ] || { echo "docs/benchmarks.md: the tablebench line changed; update .ci/bench-docs.sh"; exit 1; }
 
 # Into files, not $(...): the servers the block starts in the background
 # would hold a pipe open until they exit.
@@ -29,4 +29,4 @@ for t in tableemu tableemu-fsync tableemu-memory azurite-memory bare; do
     grep -q "^| $w | $t |" <<<"$out" || { echo "FAIL: no $w row for $t"; cat "$work/stderr"; exit 1; }
   done
 done
-echo "BENCHMARKS.md's Reproduce block ran (shortened)"
+echo "docs/benchmarks.md's Reproduce block ran (shortened)"

@@ -23,8 +23,8 @@ import (
 )
 
 // The real binary, killed and restarted: what tableemu acknowledged must
-// survive the death of its process in both durability modes (README,
-// "Durability": the default writes each commit to the WAL before
+// survive the death of its process in both durability modes (docs/durability.md:
+// the default writes each commit to the WAL before
 // answering, --fsync also waits for the disk), a $batch is all or nothing
 // (docs/protocol.md 7.2), and SQLite's own integrity check passes after
 // every restart.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The repository's text files that cite docs or could name files outside
@@ -157,5 +158,73 @@ func TestNoOutsideReferences(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMarkdownLinks: every relative link in the repository's Markdown
+// files names a file that exists, and a #fragment names a heading of that
+// file (by GitHub's rule for heading anchors: lower case, punctuation
+// dropped, spaces as hyphens). Links into the web are not checked.
+func TestMarkdownLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading := regexp.MustCompile("(?m)^#{1,6} (.+)$")
+	anchors := func(path string) map[string]bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		// Headings inside fenced blocks are comments of code, not headings.
+		var text []string
+		for i, part := range strings.Split(string(b), "```") {
+			if i%2 == 0 {
+				text = append(text, part)
+			}
+		}
+		a := map[string]bool{}
+		for _, m := range heading.FindAllStringSubmatch(strings.Join(text, ""), -1) {
+			slug := strings.Map(func(r rune) rune {
+				switch {
+				case r == ' ':
+					return '-'
+				case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+					return unicode.ToLower(r)
+				}
+				return -1
+			}, strings.TrimSpace(m[1]))
+			a[slug] = true
+		}
+		return a
+	}
+	checked := 0
+	for _, f := range repoTextFiles(t) {
+		if filepath.Ext(f) != ".md" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, frag, _ := strings.Cut(target, "#")
+			file := f
+			if path != "" {
+				file = filepath.Join(filepath.Dir(f), filepath.FromSlash(path))
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s: link %s: no such file", f, target)
+					continue
+				}
+			}
+			if frag != "" && filepath.Ext(file) == ".md" && !anchors(file)[frag] {
+				t.Errorf("%s: link %s: %s has no heading #%s", f, target, file, frag)
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d links", checked)
 	}
 }

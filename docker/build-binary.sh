@@ -6,12 +6,18 @@
 # build --build-context build=DIR), so the image under test holds the
 # binary built exactly as a real `docker build` builds it. It writes
 #
-#   OUT/rootfs/tableemu  the static binary: CGO_ENABLED=0, -trimpath, no
-#                        symbol table or DWARF (-ldflags '-s -w'), no VCS
-#                        stamp (the Docker context has no .git, so neither
-#                        does the test build); the commit tableemu
-#                        --version names is TABLEEMU_COMMIT instead
-#                        (-X main.commit), "unknown" if that is unset
+#   OUT/rootfs/tableemu  the static binary, built by release/build.sh (so
+#                        the image holds the same bytes as the release
+#                        binary of that platform, version and commit:
+#                        CGO_ENABLED=0, -trimpath, no symbol table, no VCS
+#                        stamp), stamped with -X main.version and -X
+#                        main.commit from TABLEEMU_VERSION and
+#                        TABLEEMU_COMMIT (the Docker context has no .git)
+#   OUT/rootfs/usr/local/bin/{tableemu,azurite,azurite-table}
+#                        links to /tableemu: the image's PATH finds them, so
+#                        a command or entrypoint written for Azurite's image
+#                        (`azurite …`, `azurite-table …`) starts tableemu,
+#                        which reads the same command line under those names
 #   OUT/rootfs/tmp/      an empty /tmp, mode 1777: SQLite puts the spill
 #                        files of large sorts and index builds there, and
 #                        scratch has no /tmp
@@ -20,21 +26,31 @@
 #
 # GOOS and GOARCH, if set, pick the target (the Dockerfile passes Docker's
 # TARGETOS and TARGETARCH, so `docker buildx build --platform` cross-builds).
-# TABLEEMU_COMMIT, if set, is the commit (the Dockerfile's build argument of
-# that name; docker/test-image.sh passes `git rev-parse --short HEAD`).
+# TABLEEMU_VERSION is the version --version prints, a tag like v1.2.3
+# (default v0.0.0-dev, as release/build.sh's); TABLEEMU_COMMIT the commit
+# ("unknown" if unset). The Dockerfile passes its build arguments of those
+# names; docker/test-image.sh passes `git rev-parse --short HEAD`.
 set -eu
 out=${1:?usage: docker/build-binary.sh OUT}
 cd "$(dirname "$0")/.."
-commit=${TABLEEMU_COMMIT:-}
+commit=${TABLEEMU_COMMIT:-unknown}
 case $commit in
 *[!0-9A-Za-z._-]*)
 	echo "docker/build-binary.sh: TABLEEMU_COMMIT=$commit: want a commit hash or name (letters, digits, . _ -)" >&2
 	exit 2
 	;;
 esac
+os=${GOOS:-$(go env GOOS)} arch=${GOARCH:-$(go env GOARCH)}
 umask 022
 mkdir -p "$out"
-mkdir "$out/rootfs" "$out/data"
+mkdir "$out/rootfs" "$out/data" "$out/release"
 mkdir -m 1777 "$out/rootfs/tmp"
-CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w${commit:+ -X main.commit=$commit}" \
-	-o "$out/rootfs/tableemu" ./cmd/tableemu
+# release/build.sh checks the version's form and prints the checksum.
+PLATFORMS="$os/$arch" VERSION=${TABLEEMU_VERSION:-v0.0.0-dev} COMMIT=$commit \
+	sh release/build.sh "$out/release"
+mv "$out/release/tableemu-$os-$arch" "$out/rootfs/tableemu"
+rm -r "$out/release"
+mkdir -p "$out/rootfs/usr/local/bin"
+for name in tableemu azurite azurite-table; do
+	ln -s /tableemu "$out/rootfs/usr/local/bin/$name"
+done

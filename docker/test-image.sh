@@ -6,30 +6,39 @@
 #
 # 1. Builds the binary with docker/build-binary.sh into a directory DIR:
 #    the very script the Dockerfile's build stage runs, given the commit
-#    (git rev-parse --short HEAD) as the Dockerfile's TABLEEMU_COMMIT build
-#    argument would give it; checks that --version names that commit.
+#    (git rev-parse --short HEAD) and a version as the Dockerfile's
+#    TABLEEMU_COMMIT and TABLEEMU_VERSION build arguments would give them;
+#    checks that --version names both.
 # 2. Builds the image from the real Dockerfile with podman, DIR standing in
 #    for the `build` stage (--build-context build=DIR). The final stage has
 #    no RUN, so nothing needs to run a container. Storage is a private vfs
 #    store under a temporary directory, removed at the end (--keep keeps it).
-# 3. Checks the image's config (numeric non-root user, /data volume, port
-#    10002, an exec-form HEALTHCHECK, nothing but the binary, /tmp and /data)
-#    and exports a container's filesystem.
+# 3. Checks the image's config (numeric non-root user, /data volume and
+#    working directory, port 10002, PATH, the version label, an exec-form
+#    HEALTHCHECK, nothing but the binary, its links azurite, azurite-table
+#    and tableemu in /usr/local/bin, /tmp and /data) and exports a
+#    container's filesystem.
 # 4. In a network namespace of its own (loopback only, so the image's
 #    0.0.0.0:10002 reaches nothing else), starts the image's Entrypoint and
-#    Cmd from that filesystem with chroot, as the image's user, with the
-#    image's Env only, as PID 1 of a PID namespace — as a container would.
-# 5. Runs the image's HEALTHCHECK command, the Go conformance suite against
-#    the connection string the server printed, and the example app of
-#    docker/compose.yaml with the connection string that file gives it (its
-#    service name resolves to loopback); then stops the server with SIGTERM
-#    (what `docker stop` sends) and expects a clean exit, after which the
-#    healthcheck must fail.
+#    Cmd from that filesystem (unshare --root, the program looked up in the
+#    image's PATH, in its WORKDIR), as the image's user, with the image's
+#    Env only, as PID 1 of a PID namespace — as a container would.
+# 5. Runs the image's HEALTHCHECK command and the Go conformance suite
+#    against the connection string the server printed; then stops the
+#    server with SIGTERM (what `docker stop` sends) and expects a clean
+#    exit, after which the healthcheck must fail.
 # 6. Starts it again with extra arguments and AZURITE_ACCOUNTS, which must
 #    pass through, and runs part of the suite against the custom account.
-# 7. Prints the image size and fails if it is 20 MB or more.
+# 7. docker/test-compat.sh: starts the image as each Azurite command line
+#    and Testcontainers module of docker/compat/azurite-compat.json would,
+#    waits as that module waits, and makes the SDK call with the
+#    connection it builds; starts it as docker/compose.yaml and
+#    compose.azurite.yaml do, and runs their healthcheck and app.
+# 8. Prints the image size and fails if it is 20 MB or more.
 #
-# Installs podman and iproute2 with apt-get when they are missing.
+# Installs podman and iproute2 with apt-get when they are missing, and the
+# JavaScript and Python SDKs of conformance/js and conformance/python
+# (npm ci; the virtualenv, reused when up to date).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,7 +74,7 @@ server_child= # its child: the server, PID 1 of its PID namespace
 cleanup() {
 	set +e
 	# Killing PID 1 of a PID namespace kills all of it. (unshare's
-	# --kill-child cannot do this: chroot --userspec's change of user
+	# --kill-child cannot do this: the server's change of user, --setuid,
 	# clears the parent-death signal.)
 	[ -n "$server_child" ] && kill -KILL "$server_child" 2>/dev/null
 	[ -n "$server_pid" ] && wait "$server_pid" 2>/dev/null
@@ -89,16 +98,20 @@ step "building the binary as the build stage does (docker/build-binary.sh)"
 grep -q '^FROM .* AS build$' Dockerfile || die "Dockerfile has no stage named build"
 grep -q 'sh docker/build-binary.sh /out' Dockerfile || die "the Dockerfile's build stage no longer runs docker/build-binary.sh"
 grep -q '^ARG TABLEEMU_COMMIT' Dockerfile || die "the Dockerfile takes no TABLEEMU_COMMIT build argument"
-# shellcheck disable=SC2016 # the Dockerfile's $TABLEEMU_COMMIT, literally
-grep -qF 'TABLEEMU_COMMIT=$TABLEEMU_COMMIT sh docker/build-binary.sh' Dockerfile ||
-	die "the Dockerfile's build stage does not pass TABLEEMU_COMMIT to docker/build-binary.sh"
+grep -q '^ARG TABLEEMU_VERSION' Dockerfile || die "the Dockerfile takes no TABLEEMU_VERSION build argument"
+# shellcheck disable=SC2016 # the Dockerfile's $TABLEEMU_..., literally
+grep -qF 'TABLEEMU_VERSION=$TABLEEMU_VERSION TABLEEMU_COMMIT=$TABLEEMU_COMMIT' Dockerfile ||
+	die "the Dockerfile's build stage does not pass TABLEEMU_VERSION and TABLEEMU_COMMIT to docker/build-binary.sh"
 # The commit --version names: the context has no .git (.dockerignore), so
-# the build passes it in. Outside a Git checkout, none ("unknown").
+# the build passes it in. Outside a Git checkout, none ("unknown"). The
+# version is one no default gives, so that it shows it was passed on.
 commit=$(git rev-parse --short HEAD 2>/dev/null || true)
-TABLEEMU_COMMIT=$commit sh docker/build-binary.sh "$work/build/out"
+image_version=v0.0.0-imagetest
+TABLEEMU_VERSION=$image_version TABLEEMU_COMMIT=$commit sh docker/build-binary.sh "$work/build/out"
 ls -l "$work/build/out/rootfs/tableemu"
 version=$("$work/build/out/rootfs/tableemu" --version)
 echo "$version"
+grep -qx "tableemu $image_version" <<<"$version" || die "tableemu --version does not say $image_version"
 grep -qx "commit ${commit:-unknown}" <<<"$version" || die "tableemu --version does not name commit ${commit:-unknown}"
 
 # ---- 2. the image, from the real Dockerfile
@@ -108,7 +121,7 @@ step "podman build, with the build stage replaced by that directory"
 # TARGET* arguments are the ones BuildKit sets by itself.
 "${pm[@]}" build --quiet --format docker --pull=never --layers=false \
 	--build-arg TARGETOS="$(go env GOOS)" --build-arg TARGETARCH="$(go env GOARCH)" \
-	--build-arg TABLEEMU_COMMIT="$commit" \
+	--build-arg TABLEEMU_COMMIT="$commit" --build-arg TABLEEMU_VERSION="$image_version" \
 	--build-context build="$work/build" -f Dockerfile -t "$image" . >/dev/null
 
 inspect() { "${pm[@]}" image inspect --format "$1" "$image"; }
@@ -124,6 +137,7 @@ volumes=$(inspect '{{range $k, $v := .Config.Volumes}}{{$k}} {{end}}')
 # shellcheck disable=SC2016
 ports=$(inspect '{{range $k, $v := .Config.ExposedPorts}}{{$k}} {{end}}')
 size=$(inspect '{{.Size}}')
+label_version=$(inspect '{{index .Config.Labels "org.opencontainers.image.version"}}')
 
 # ---- 3. what the image says and holds
 step "checking the image config"
@@ -134,13 +148,17 @@ echo "env:        ${env[*]:-}"
 echo "volumes:    $volumes"
 echo "ports:      $ports"
 echo "healthcheck: ${health[*]:-}"
+echo "workdir:    $workdir"
+echo "version:    $label_version"
 [[ $user =~ ^([0-9]+):([0-9]+)$ ]] || die "USER $user is not numeric uid:gid"
 uid=${BASH_REMATCH[1]} gid=${BASH_REMATCH[2]}
 [ "$uid" != 0 ] || die "the image runs as root"
 [[ " $volumes " == *" /data "* ]] || die "no VOLUME /data"
 [[ " $ports " == *" 10002/tcp "* ]] || die "no EXPOSE 10002"
 [ "${health[0]:-}" = CMD ] || die "HEALTHCHECK must be exec form (CMD [...]): scratch has no shell"
-[ -z "$workdir" ] || [ "$workdir" = / ] || die "WORKDIR $workdir: chroot starts in /, so this check cannot honour it"
+[ "$workdir" = /data ] || die "WORKDIR $workdir: want /data, so that a start without --location (a replaced entrypoint) keeps its data in the volume"
+[[ " ${env[*]} " == *" PATH=/usr/local/bin "* ]] || die "the image's Env has no PATH=/usr/local/bin: azurite and azurite-table would not be found"
+[ "$label_version" = "$image_version" ] || die "the image's version label is $label_version, not $image_version"
 argv=("${entrypoint[@]}" "${cmd[@]}")
 [ ${#argv[@]} -gt 0 ] || die "no ENTRYPOINT or CMD"
 
@@ -149,10 +167,13 @@ mkdir "$rootfs"
 ctr=$("${pm[@]}" create --no-healthcheck "$image")
 "${pm[@]}" export "$ctr" | tar -x --numeric-owner -C "$rootfs"
 "${pm[@]}" rm "$ctr" >/dev/null
-contents=$(cd "$rootfs" && find . -mindepth 1 -printf '%p %m %U:%G\n' | sort)
+contents=$(cd "$rootfs" && find . -mindepth 1 -printf '%p %m %U:%G %l\n' | sed 's/ $//' | sort)
 echo "$contents"
-want=$(printf '%s\n' "./data 755 $uid:$gid" "./tableemu 755 0:0" "./tmp 1777 0:0")
-[ "$contents" = "$want" ] || die "the image should hold exactly /tableemu (root's), /tmp (1777) and /data (the user's); it holds the above"
+want=$(printf '%s\n' "./data 755 $uid:$gid" "./tableemu 755 0:0" "./tmp 1777 0:0" \
+	"./usr 755 0:0" "./usr/local 755 0:0" "./usr/local/bin 755 0:0" \
+	"./usr/local/bin/azurite 777 0:0 /tableemu" "./usr/local/bin/azurite-table 777 0:0 /tableemu" \
+	"./usr/local/bin/tableemu 777 0:0 /tableemu")
+[ "$contents" = "$want" ] || die "the image should hold exactly /tableemu (root's), its links in /usr/local/bin, /tmp (1777) and /data (the user's); it holds the above"
 
 # ---- 4. start the image's command from its filesystem
 step "starting the image's entrypoint in a network namespace of its own"
@@ -161,25 +182,32 @@ ip -n "$ns" link set lo up
 # ip netns exec mounts /etc/netns/NAME/hosts over /etc/hosts: compose's
 # service name resolves to loopback, as on the compose network.
 mkdir -p "/etc/netns/$ns"
-printf '127.0.0.1 localhost tableemu\n' >"/etc/netns/$ns/hosts"
+printf '127.0.0.1 localhost tableemu azurite\n' >"/etc/netns/$ns/hosts"
 in_ns() { ip netns exec "$ns" "$@"; }
 
 # ts matches the time that starts every line of the server's log
 # (emulator.Log: 2006-01-02T15:04:05.000Z, then a space), in grep and sed.
 ts='^[-0-9T:.]*Z '
 
-# start LOG [VAR=value...] -- [extra arguments]: the image's command line
-# plus extra arguments, with the image's Env plus VARs, as uid:gid.
-start() {
+# By path: env -i gives them the image's PATH, which is not the host's.
+unshare_bin=$(command -v unshare) chroot_bin=$(command -v chroot)
+
+# launch LOG [VAR=value...] -- COMMAND...: COMMAND, the container's
+# process, from the image's filesystem, with the image's Env plus VARs, in
+# its WORKDIR, as uid:gid; COMMAND's first word is looked up in the
+# image's PATH, as the engine does. Returns once it runs.
+launch() {
 	local log=$1 vars=()
 	shift
 	while [ "$1" != -- ]; do vars+=("$1"); shift; done
 	shift
 	# Not through in_ns: a function run with & is a subshell, and $! must
-	# be unshare itself (ip netns exec execs its command).
-	ip netns exec "$ns" unshare --pid --fork \
-		env -i "${env[@]}" "${vars[@]}" \
-		chroot --userspec="$uid:$gid" "$rootfs" "${argv[@]}" "$@" >"$log" 2>&1 &
+	# be unshare itself (ip netns exec and env exec their commands).
+	# unshare chroots, changes directory, drops to the user, then execs
+	# COMMAND with execvp, which searches the PATH of this environment.
+	ip netns exec "$ns" env -i "${env[@]}" "${vars[@]}" \
+		"$unshare_bin" --pid --fork --root="$rootfs" --wd="$workdir" --setgid="$gid" --setuid="$uid" \
+		-- "$@" >"$log" 2>&1 &
 	server_pid=$!
 	local deadline=$((SECONDS + 20))
 	until server_child=$(cat "/proc/$server_pid/task/$server_pid/children" 2>/dev/null) && [ -n "$server_child" ]; do
@@ -188,6 +216,17 @@ start() {
 		sleep 0.05
 	done
 	server_child=${server_child%% *}
+}
+
+# start LOG [VAR=value...] -- [extra arguments]: the image's command line
+# plus extra arguments, as launch runs it; returns once it is ready.
+start() {
+	local log=$1 vars=()
+	shift
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	launch "$log" "${vars[@]}" -- "${argv[@]}" "$@"
+	local deadline=$((SECONDS + 20))
 	until grep -q "${ts}Azurite Table service is successfully listening at " "$log"; do
 		kill -0 "$server_pid" 2>/dev/null || { cat "$log"; die "the server exited at start"; }
 		[ $SECONDS -lt $deadline ] || { cat "$log"; die "no readiness line within 20 s"; }
@@ -199,7 +238,8 @@ start() {
 # stop LOG: SIGTERM to the server (PID 1 of its namespace), as docker stop.
 stop() {
 	local log=$1 rc=0
-	[ "$(cat "/proc/$server_child/comm")" = tableemu ] || die "process $server_child is not the server"
+	# The name it was started under: the binary, or one of its links.
+	[[ $(cat "/proc/$server_child/comm") =~ ^(tableemu|azurite|azurite-table)$ ]] || die "process $server_child is not the server"
 	kill -TERM "$server_child"
 	local deadline=$((SECONDS + 10))
 	while kill -0 "$server_pid" 2>/dev/null; do
@@ -215,7 +255,7 @@ stop() {
 # healthcheck [extra arguments]: the image's HEALTHCHECK command, as the
 # engine runs it: in the container, as its user, with its Env.
 healthcheck() {
-	in_ns timeout 10 env -i "${env[@]}" chroot --userspec="$uid:$gid" "$rootfs" "${health[@]:1}" "$@"
+	in_ns timeout 10 env -i "${env[@]}" "$chroot_bin" --userspec="$uid:$gid" "$rootfs" "${health[@]:1}" "$@"
 }
 
 # connection_string LOG: the first one printed, used as it is.
@@ -256,11 +296,6 @@ healthcheck || die "the healthcheck fails against a running server"
 step "conformance tests against $cs"
 conformance "$cs"
 
-step "the example app with docker/compose.yaml's connection string"
-app_cs=$(sed -n 's/^ *AZURE_TABLES_CONNECTION_STRING: *"\(.*\)"$/\1/p' docker/compose.yaml)
-[[ $app_cs == *TableEndpoint=http://tableemu:10002/* ]] || die "no connection string for the app in docker/compose.yaml"
-in_ns env AZURE_TABLES_CONNECTION_STRING="$app_cs" "$work/example-app" || die "the example app fails"
-
 step "stopping with SIGTERM"
 stop "$log1"
 tail -2 "$log1"
@@ -282,7 +317,11 @@ conformance "$cs2" -test.run 'TestCreateTable|TestInsertEntity|TestQueryPaging|T
 if grep -Eq ' (GET|POST|PUT|PATCH|MERGE|DELETE) /' "$log2"; then die "--silent did not pass through: access log written"; fi
 stop "$log2"
 
-# ---- 7. size
+# ---- 7. Azurite's command lines, Testcontainers' modules, compose files
+# shellcheck source=docker/test-compat.sh
+. docker/test-compat.sh
+
+# ---- 8. size
 step "image size"
 compressed=$("${pm[@]}" save --format docker-archive "$image" | gzip -c | wc -c)
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }

@@ -38,7 +38,7 @@ type Config struct {
 	Port                   int    // --tablePort
 	Location               string // --location; "" keeps everything in memory (see above)
 	InMemory               bool   // --inMemoryPersistence: in memory even if Location is set
-	Fsync                  bool   // --fsync: every commit fsynced before the answer (README, "Durability")
+	Fsync                  bool   // --fsync: every commit fsynced before the answer (docs/durability.md)
 	Loose                  bool   // --loose
 	SkipAPIVersionCheck    bool   // --skipApiVersionCheck
 	DisableProductStyleURL bool   // --disableProductStyleUrl

@@ -10,10 +10,10 @@ import (
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// Example starts tableemu inside a Go program or test, as README.md's
+// Example starts tableemu inside a Go program or test, as docs/go.md's
 // "Embed it in Go tests" does: an in-memory server on a loopback port, and
 // an aztables client connected to it through the connection string the
-// SDKs understand. (conformance/readme_test.go checks that the README's
+// SDKs understand. (conformance/godocs_test.go checks that the doc's
 // emulator calls are the ones made here.)
 func Example() {
 	// InMemory: nothing touches the disk. Silent: no access log on stdout.

@@ -9,7 +9,7 @@ import (
 // Who may read GET /_tableemu/insights. The report carries data —
 // partition keys, filters with their literal values, the keys of entities
 // near the size limits — so it follows the explorer's rule, no data
-// without credentials (README: Data explorer):
+// without credentials (docs/explorer.md):
 //
 //   - unsigned, it is served only where the explorer opens the development
 //     account by itself: a loopback connection (both ends) under a loopback

@@ -7,7 +7,7 @@ import (
 
 // bearerGrant authorizes a request carrying "Authorization: Bearer" when
 // --oauth basic is on (the token checks, and what they leave out, are in
-// auth/bearer.go and the README). A request with both a token and a SAS
+// auth/bearer.go and docs/security.md). A request with both a token and a SAS
 // goes to auth.Authenticate instead, which refuses the ambiguity.
 //
 // Table ACLs cannot be read or set with a token: the service authorizes

@@ -1,4 +1,4 @@
-// Command tablebare is the reference server of tablebench (BENCHMARKS.md):
+// Command tablebare is the reference server of tablebench (docs/benchmarks.md):
 // it answers the requests tablebench sends straight from SQLite, with
 // nothing else. It checks no signature, validates no key, name, type or
 // size, keeps each entity as the JSON text the client sent, understands

@@ -2,7 +2,7 @@
 // tableemu, Azurite, or anything else on loopback. It runs the same
 // workloads against each target in turn, repeats rounds, and prints
 // throughput, latency percentiles, CPU per operation and peak memory side
-// by side, with each target's ratio to the first. See BENCHMARKS.md.
+// by side, with each target's ratio to the first. See docs/benchmarks.md.
 //
 //	tablebench -target 'tableemu,1234,DefaultEndpointsProtocol=http;AccountName=…;AccountKey=…;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;' \
 //	           -target 'azurite,5678,…' -workloads insert,point,range -duration 10s -rounds 3

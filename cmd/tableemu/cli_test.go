@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -287,18 +288,26 @@ func TestCORSAfterRestart(t *testing.T) {
 
 // TestVersionCommitFromLdflags: a binary built without VCS information
 // (-buildvcs=false, as the container image's build, which has no .git)
-// names the commit given with -ldflags -X main.commit, as
-// docker/build-binary.sh passes TABLEEMU_COMMIT.
+// names the commit given with -ldflags -X main.commit, as release/build.sh
+// sets it, from COMMIT, which docker/build-binary.sh passes from
+// TABLEEMU_COMMIT (and VERSION from TABLEEMU_VERSION).
 func TestVersionCommitFromLdflags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	script, err := os.ReadFile("../../docker/build-binary.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(script), "-X main.commit=") {
-		t.Fatal("docker/build-binary.sh does not set main.commit")
+	for file, want := range map[string][]string{
+		"../../release/build.sh":       {"-X main.version=$version -X main.commit=$commit"},
+		"../../docker/build-binary.sh": {"VERSION=${TABLEEMU_VERSION:-v0.0.0-dev} COMMIT=$commit", "sh release/build.sh"},
+	} {
+		script, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(script), w) {
+				t.Errorf("%s does not say %q: the stamp is not passed on", file, w)
+			}
+		}
 	}
 	bin := filepath.Join(t.TempDir(), "tableemu")
 	build := func(args ...string) string {
@@ -318,5 +327,83 @@ func TestVersionCommitFromLdflags(t *testing.T) {
 	}
 	if out := build(); !strings.Contains(out, "\ncommit unknown\n") {
 		t.Errorf("built with no VCS information and no -X: --version says\n%s", out)
+	}
+}
+
+// TestStartedAsAzurite: under Azurite's command names (the image's links,
+// Dockerfile) the binary takes the same command line. As azurite it says
+// once that only the table service runs and, as anywhere, ignores the blob
+// and queue flags with a warning; as azurite-table it warns of nothing.
+// With no --location the database is in the current directory, as in
+// Azurite (the image's WORKDIR is /data). As azurite-blob or azurite-queue
+// it refuses to start. No line ever claims a blob or queue service.
+func TestStartedAsAzurite(t *testing.T) {
+	links := t.TempDir()
+	for _, name := range []string{"azurite", "azurite-table", "azurite-blob"} {
+		if err := os.Symlink(binary(t), filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(name, dir string, args ...string) *exec.Cmd {
+		cmd := command(t, dir, args...)
+		cmd.Path = filepath.Join(links, name)
+		cmd.Args[0] = cmd.Path
+		return cmd
+	}
+	claims := regexp.MustCompile(`(?i)(blob|queue) service (is|started|listening)`)
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		warn  []string
+	}{
+		{"azurite", []string{"--blobHost", "0.0.0.0", "--queueHost", "0.0.0.0"}, []string{
+			"warning: started as azurite: only the table service runs (tableemu has no blob or queue service)",
+			"warning: --blobHost, --queueHost ignored: tableemu serves the table service only"}},
+		{"azurite-table", nil, nil},
+	} {
+		dir := t.TempDir()
+		p := startCmd(t, as(tc.name, dir, append([]string{"--tableHost", "127.0.0.1", "--tablePort", "0"}, tc.extra...)...))
+		p.ready()
+		p.signal(syscall.SIGTERM)
+		if code := p.exit(15 * time.Second); code != 0 {
+			t.Fatalf("%s: exit %d:\n%s", tc.name, code, p.out)
+		}
+		var warnings []string
+		for _, l := range p.lines() {
+			if _, w, ok := strings.Cut(l, " warning: "); ok {
+				warnings = append(warnings, "warning: "+w)
+			}
+			if claims.MatchString(l) {
+				t.Errorf("%s: a line claims a service tableemu does not have: %q", tc.name, l)
+			}
+		}
+		if strings.Join(warnings, "\n") != strings.Join(tc.warn, "\n") {
+			t.Errorf("%s: warnings\n%s\nwant\n%s", tc.name, strings.Join(warnings, "\n"), strings.Join(tc.warn, "\n"))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "tableemu.sqlite")); err != nil {
+			t.Errorf("%s with no --location: no database in the current directory: %v\n%s", tc.name, err, p.out)
+		}
+	}
+
+	cmd := as("azurite-blob", "", "--blobHost", "0.0.0.0")
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(errOut.String(), "tableemu has no blob service") {
+		t.Errorf("as azurite-blob: exit %d (%v), stderr %q; want 2 and a refusal", code, err, errOut.String())
+	}
+}
+
+func TestCommandName(t *testing.T) {
+	for in, want := range map[string]string{
+		"tableemu": "tableemu", "/usr/local/bin/azurite": "azurite", "azurite-table": "azurite-table",
+		`C:\tools\Azurite.EXE`: "azurite", "./tableemu-linux-amd64": "tableemu-linux-amd64",
+	} {
+		if runtime.GOOS != "windows" && strings.Contains(in, `\`) {
+			in = strings.ReplaceAll(in, `\`, "/")
+		}
+		if got := commandName(in); got != want {
+			t.Errorf("commandName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -175,10 +175,9 @@ func TestMigratingFlags(t *testing.T) {
 	}
 }
 
-// TestReadmeListsFlags: README.md's command line section names every flag
-// --help lists.
-func TestReadmeListsFlags(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// TestDocsListFlags: docs/command-line.md names every flag --help lists.
+func TestDocsListFlags(t *testing.T) {
+	b, err := os.ReadFile("../../docs/command-line.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,23 +185,23 @@ func TestReadmeListsFlags(t *testing.T) {
 	_, help, _ := runProc(t, "", "--help")
 	for _, m := range regexp.MustCompile(`(?m)^  --(\w+)`).FindAllStringSubmatch(help, -1) {
 		if !strings.Contains(readme, "`--"+m[1]) {
-			t.Errorf("README.md does not mention --%s", m[1])
+			t.Errorf("docs/command-line.md does not mention --%s", m[1])
 		}
 	}
-	// And the other way: each row of README's flag tables is a flag --help
+	// And the other way: each row of the doc's flag tables is a flag --help
 	// lists, with the default --help gives.
 	rows := regexp.MustCompile("(?m)^\\| `--(\\w+)[^`]*`[^|]*\\| *`?([^|`]*?)`? *\\|").FindAllStringSubmatch(readme, -1)
 	if len(rows) < 15 {
-		t.Fatalf("found %d rows in README's flag tables", len(rows))
+		t.Fatalf("found %d rows in docs/command-line.md's flag tables", len(rows))
 	}
 	for _, r := range rows {
 		line := regexp.MustCompile(`(?m)^  --` + r[1] + `\b.*$`).FindString(help)
 		if line == "" {
-			t.Errorf("README.md's flag table has --%s, which --help does not list", r[1])
+			t.Errorf("docs/command-line.md's flag table has --%s, which --help does not list", r[1])
 			continue
 		}
 		if d := regexp.MustCompile(`\(default ([^):]+)\)$`).FindStringSubmatch(line); d != nil && d[1] != r[2] {
-			t.Errorf("--%s: README.md's default is %q, --help's %q", r[1], r[2], d[1])
+			t.Errorf("--%s: docs/command-line.md's default is %q, --help's %q", r[1], r[2], d[1])
 		}
 	}
 }
@@ -238,20 +237,20 @@ func TestDataFilesIgnoredByGit(t *testing.T) {
 	p.exit(15 * time.Second)
 }
 
-// TestReadmeInsightsLogLine: README's "Design insight" access-log line is
-// what tableemu --insights logs for that request, but for the time, the
-// duration and the counts (the README's table holds 100,000 employees,
-// this one 40, 12 of them Joneses).
-func TestReadmeInsightsLogLine(t *testing.T) {
+// TestDocsInsightsLogLine: docs/insights.md's access-log line is what
+// tableemu --insights logs for that request, but for the time, the
+// duration and the counts (the doc's table holds 100,000 employees, this
+// one 40, 12 of them Joneses).
+func TestDocsInsightsLogLine(t *testing.T) {
 	var doc string
-	for _, l := range fencedBlock(t, "../../README.md", " shape=table-scan ") {
+	for _, l := range fencedBlock(t, "../../docs/insights.md", " shape=table-scan ") {
 		if strings.Contains(l, " shape=") {
 			doc = l
 		}
 	}
 	fields := strings.Fields(doc)
 	if len(fields) != 10 || !logLine.MatchString(doc) {
-		t.Fatalf("README's line is not an access-log line with insights: %q", doc)
+		t.Fatalf("docs/insights.md's line is not an access-log line with insights: %q", doc)
 	}
 	target := fields[2] // /devstoreaccount1/employees()?$filter=...
 	table := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(target, "?", 2)[0], "/devstoreaccount1/"), "()")
@@ -277,7 +276,7 @@ func TestReadmeInsightsLogLine(t *testing.T) {
 		}
 	}
 
-	// The README's request target, exactly, signed with Shared Key Lite.
+	// The doc's request target, exactly, signed with Shared Key Lite.
 	req, err := http.NewRequest("GET", "http://127.0.0.1:"+port+"/", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +297,7 @@ func TestReadmeInsightsLogLine(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		t.Fatalf("the README's request: %d", resp.StatusCode)
+		t.Fatalf("the doc's request: %d", resp.StatusCode)
 	}
 
 	got := strings.Fields(p.waitFor(" GET " + target + " "))
@@ -306,7 +305,7 @@ func TestReadmeInsightsLogLine(t *testing.T) {
 	want[0], want[6] = got[0], got[6] // time, duration
 	want[8], want[9] = "scanned=40", "returned=12"
 	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("logged\n %s\nREADME (with this table's figures)\n %s", strings.Join(got, " "), strings.Join(want, " "))
+		t.Errorf("logged\n %s\ndocs/insights.md (with this table's figures)\n %s", strings.Join(got, " "), strings.Join(want, " "))
 	}
 }
 
@@ -350,7 +349,7 @@ func TestMigratingReadinessPatterns(t *testing.T) {
 func TestImageBuiltBeforeUse(t *testing.T) {
 	use := regexp.MustCompile(`docker run |image: tableemu\b|name: \$TABLEEMU_IMAGE`)
 	for _, f := range []string{"README.md", "docker/README.md", "docker/MIGRATING.md", "docker/compose.yaml",
-		"docker/ci/github-actions.yml", "docker/ci/gitlab-ci.yml"} {
+		"docker/compose.azurite.yaml", "docs/containers.md", "docker/ci/github-actions.yml", "docker/ci/gitlab-ci.yml"} {
 		b, err := os.ReadFile("../../" + f)
 		if err != nil {
 			t.Fatal(err)

@@ -1,5 +1,5 @@
 // Command tableemu runs the Azure Table storage emulator. Its command line
-// is Azurite's (azurite-table), so it can replace it; see README.md.
+// is Azurite's (azurite-table), so it can replace it; see docs/command-line.md.
 package main
 
 import (
@@ -12,8 +12,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,8 +27,22 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(healthcheck(os.Args[2:], os.Stdout, os.Stderr)) // healthcheck.go
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(commandName(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// commandName is the name tableemu was started under: the last element of
+// argv[0], in lower case, without .exe. The container image links
+// /usr/local/bin/azurite and azurite-table to the binary (Dockerfile), so
+// that a container command or entrypoint written for Azurite's image starts
+// tableemu; under those names run reads the same command line (Azurite's).
+func commandName(argv0 string) string {
+	return strings.TrimSuffix(strings.ToLower(filepath.Base(argv0)), ".exe")
+}
+
+// azuriteOnly are the names of Azurite's commands for the services tableemu
+// does not have: started under one of them (a link of the user's own), it
+// refuses rather than serve tables where blobs or queues were expected.
+var azuriteOnly = map[string]string{"azurite-blob": "blob", "azurite-queue": "queue"}
 
 // Exit codes (tableemu --help says them too).
 const (
@@ -44,7 +60,15 @@ const (
 // for any command. Once the server starts, every line it writes has the
 // one log format of emulator.Log: information on stdout, warnings and
 // errors on stderr.
-func run(args []string, stdout, stderr io.Writer) int {
+//
+// name is the command name (commandName): under "azurite", Azurite's
+// all-in-one command, one more warning says that only the table service
+// runs; "azurite-table" is simply tableemu.
+func run(name string, args []string, stdout, stderr io.Writer) int {
+	if svc, ok := azuriteOnly[name]; ok {
+		fmt.Fprintf(stderr, "tableemu: started as %s, but tableemu has no %s service, only Azure Table storage: run %s from Azurite, and tableemu (or azurite-table) for tables\n", name, svc, name)
+		return exitUsage
+	}
 	cfg, err := emulator.LoadConfig(args, os.Getenv, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -61,6 +85,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// the server's errors) get the same format.
 	log.SetFlags(0)
 	log.SetOutput(errs)
+	if name == "azurite" {
+		errs.Printf("warning: started as azurite: only the table service runs (tableemu has no blob or queue service)")
+	}
 	for _, w := range cfg.Warnings {
 		errs.Printf("warning: %s", w)
 	}
@@ -113,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out.Printf("Azurite Table service is successfully listening at %s://%s (tableemu, Azurite-compatible)", cfg.Scheme(), listening)
 
 	// TABLEEMU_CPUPROFILE names a file for a CPU profile of the whole run,
-	// written at shutdown: how BENCHMARKS.md's profiles were taken.
+	// written at shutdown: how docs/benchmarks.md's profiles were taken.
 	if path := os.Getenv("TABLEEMU_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err != nil {
 			errs.Printf("warning: TABLEEMU_CPUPROFILE: %v", err)

@@ -109,7 +109,12 @@ func command(t *testing.T, dir string, args ...string) *exec.Cmd {
 // process; "" for a fresh one).
 func startProc(t *testing.T, dir string, args ...string) *proc {
 	t.Helper()
-	cmd := command(t, dir, args...)
+	return startCmd(t, command(t, dir, args...))
+}
+
+// startCmd starts cmd, a command from command (perhaps changed), as a proc.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	p := &proc{t: t, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {

@@ -9,7 +9,7 @@
 #
 #   TABLEEMU_BIN=path     the tableemu binary to test
 #   TABLEEMU_SHOTS=dir    where the screenshots go (printed at the end)
-#   TABLEEMU_UPDATE_DOCS=1  copy the README's two screenshots into docs/
+#   TABLEEMU_UPDATE_DOCS=1  copy docs/explorer.md's two screenshots into docs/
 #                         after a passing run (04-query.png → explorer.png,
 #                         09-insights.png → explorer-insights.png)
 #

@@ -45,7 +45,7 @@ if [ -z "${TABLEEMU_TEST_CONNECTION_STRING:-}" ]; then
   pid=$!
   cs=
   for _ in $(seq 300); do
-    # Every line is "<time> <message>" (README "Start, log and exit status").
+    # Every line is "<time> <message>" (docs/command-line.md, "Start, log and exit status").
     cs=$(sed -n 's/^\S* connection string \(\S*\).*/\1/p' "$tmp/out" | head -n1)
     [ -n "$cs" ] && break
     kill -0 "$pid" 2>/dev/null || { echo "tableemu exited before serving:" >&2; cat "$tmp/err" >&2; exit 1; }

@@ -128,7 +128,7 @@ def start_server(port: int = 0, *args: str) -> Server:
     def read():
         for line in proc.stdout:
             srv.output.append(line.rstrip("\n"))
-            # Every line is "<time> <message>" (README "Start, log and exit status").
+            # Every line is "<time> <message>" (docs/command-line.md, "Start, log and exit status").
             m = re.match(r"^\S+ endpoint (\S+)", line)
             if m and not srv.endpoint:
                 srv.endpoint = m.group(1).rstrip("/")

@@ -10,12 +10,16 @@
 #   TABLEEMU_TEST_CONNECTION_STRING='...'  run against that endpoint instead
 #                                          (Azurite, a storage account)
 #   PYTHON=python3.12                      the interpreter for the virtualenv
+#   run.sh --install-only                  only make (or keep) the virtualenv:
+#                                          docker/test-compat.sh uses its SDK
 #
 # Exits non-zero when the install fails, any test fails, or none ran.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 python=${PYTHON:-python3}
+install_only=false
+if [ "${1:-}" = --install-only ]; then install_only=true; shift; fi
 
 command -v "$python" >/dev/null || { echo "conformance/python: $python is not installed" >&2; exit 1; }
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
@@ -32,6 +36,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.stamp 2>/dev/null)" != "$stamp" 
     --require-hashes --no-deps -r requirements.txt
   echo "$stamp" > .venv/.stamp
 fi
+if $install_only; then exit 0; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -8,7 +8,7 @@
 // The one thing the server tells the page is whether it may open the
 // development account by itself: only when the request arrived on a
 // loopback connection, under a loopback host name, and the configured
-// devstoreaccount1 still has its public key (README: Data explorer).
+// devstoreaccount1 still has its public key (docs/explorer.md).
 package explorer
 
 import (

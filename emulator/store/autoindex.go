@@ -16,7 +16,7 @@ import (
 //
 // A filter on a property that is not a key has to examine every entity in
 // the key range: about 55 ms per 100,000 entities of 1 KiB here, however
-// few match (BENCHMARKS.md, "First scans").
+// few match (docs/benchmarks.md, "First scans").
 // When a table is filtered on the same property repeatedly, tableemu adds a
 // SQLite expression index for it, partial to that table, so that later
 // queries read only the entities whose property is in range. The index

@@ -14,7 +14,7 @@ import (
 // belongs to the one connection that opened it, and the shared "memdb"
 // VFS (file:/name?vfs=memdb) has no WAL, so its writer and readers lock
 // each other out — a reader is refused while any write transaction is
-// open, and a commit is refused while any reader is (BENCHMARKS.md,
+// open, and a commit is refused while any reader is (docs/benchmarks.md,
 // "In memory"). Instead the in-memory store is the on-disk store — one
 // writer, pools of snapshot readers in WAL mode — on a file in a private
 // directory of a memory file system (tmpfs), removed on Close. The data

@@ -12,7 +12,7 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// TestDurabilityPragmas: each mode sets on every connection what README
+// TestDurabilityPragmas: each mode sets on every connection what docs/durability.md
 // says it does — WAL always; synchronous=NORMAL by default (no fsync per
 // commit), FULL with Fsync, OFF in memory.
 func TestDurabilityPragmas(t *testing.T) {

@@ -53,7 +53,7 @@ type Options struct {
 	// commit is written to the WAL before it is acknowledged but not
 	// fsynced (synchronous=NORMAL): it survives any death of the process,
 	// and after a power cut the database is consistent but may lack the
-	// last commits. See README, "Durability".
+	// last commits. See docs/durability.md.
 	Fsync bool
 	// NoAutoIndex turns automatic property indexes off (autoindex.go).
 	NoAutoIndex bool
@@ -136,7 +136,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if s.lock, err = lockDir(opts.Dir); err != nil { // before the database is touched
 			return nil, err
 		}
-		// Durability (README, "Durability"). In WAL mode SQLite appends
+		// Durability (docs/durability.md). In WAL mode SQLite appends
 		// each commit to the WAL with write() before COMMIT returns, so
 		// once the operating system holds it a killed process loses
 		// nothing; FULL adds an fsync of the WAL to every commit, which
@@ -172,7 +172,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // it holds besides.
 func (s *Store) openPools(dir, sync string, inMemory bool) {
 	// The page caches keep SQLite's default 2 MiB except the writer's on
-	// disk. Tried and measured against it (BENCHMARKS.md, "Tried and not kept"): 8 MiB
+	// disk. Tried and measured against it (docs/benchmarks.md, "Tried and not kept"): 8 MiB
 	// per mapped reader, and checkpointing every 10,000 pages instead of
 	// 1,000 — pages in the WAL are read with pread and copied into the
 	// readers' caches, so both took private memory from 32–40 to 90–103
@@ -364,7 +364,7 @@ func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
 // has come for quietPeriod, on a mapped one, which reads a page without
 // a system call: with ten million entities the b-tree's pages no longer fit
 // a reader's page cache, and a point read cost 248 µs of CPU through pread
-// against 159 µs mapped in one run (BENCHMARKS.md, "Tried and not kept"); 59 against
+// against 159 µs mapped in one run (docs/benchmarks.md, "Tried and not kept"); 59 against
 // 56 µs over ten thousand. Each mapped reader still remaps once after
 // each commit it sees, which a rare write can afford.
 func (s *Store) ViewPoint(ctx context.Context, fn func(*Tx) error) error {

@@ -1,0 +1,100 @@
+"""pytest fixtures for tableemu, loaded through the wheel's ``pytest11``
+entry point as soon as the package is installed:
+
+``tableemu`` (session)
+    One server for the whole session (in memory, free loopback port),
+    stopped at the end: a :class:`tableemu.Server`, with
+    ``connection_string``, ``endpoint``, ``account_name``, ``account_key``,
+    ``url`` and ``port``. With TABLEEMU_TEST_CONNECTION_STRING set, no
+    server starts and the fixture is a :class:`tableemu.Connection` to that
+    endpoint (Azurite, a storage account).
+
+``tableemu_table`` (function)
+    An ``azure.data.tables.TableClient`` for a table made for this test
+    alone: created before, deleted after. Skips the test, saying what to
+    install, when azure-data-tables is missing.
+
+The plugin needs only the standard library; azure-data-tables is imported
+by ``tableemu_table`` alone, when a test asks for it. Under pytest-xdist
+each worker is a session of its own, so each starts its own server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from typing import Iterator, Union
+
+import pytest
+
+# Under another name: the session fixture below is called tableemu.
+import tableemu as _tableemu
+
+ENV_CONNECTION_STRING = "TABLEEMU_TEST_CONNECTION_STRING"
+
+
+@pytest.fixture(scope="session")
+def tableemu() -> Iterator[Union[_tableemu.Server, _tableemu.Connection]]:
+    given = os.environ.get(ENV_CONNECTION_STRING)
+    if given:
+        try:
+            conn = _tableemu.Connection(given)
+        except ValueError as e:
+            pytest.fail(f"{ENV_CONNECTION_STRING}: {e}", pytrace=False)
+        yield conn
+        return
+    try:
+        server = _tableemu.start()
+    except (FileNotFoundError, _tableemu.TableemuError) as e:
+        pytest.fail(f"the tableemu fixture could not start tableemu: {e}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _table_name(test_name: str) -> str:
+    """A table name of this test's, unique in the account: letters and
+    digits, a letter first, at most 63 characters (the service's rule)."""
+    stem = re.sub(r"[^A-Za-z0-9]", "", test_name)[:40]
+    return "t" + stem + uuid.uuid4().hex[:16]
+
+
+@pytest.fixture
+def tableemu_table(tableemu, request):
+    try:
+        from azure.data.tables import TableServiceClient
+    except ImportError:
+        pytest.skip("tableemu_table needs the Azure Tables SDK: pip install azure-data-tables")
+
+    # Clean state: today every test gets a table that no other test has
+    # seen, and the rest of the account is shared by the session. When the
+    # server has an account reset endpoint (issue 27), a reset goes here,
+    # before the table is created, so that each test also starts from an
+    # empty account.
+
+    name = _table_name(request.node.name)
+    with TableServiceClient.from_connection_string(tableemu.connection_string) as service:
+        table = service.create_table(name)
+        try:
+            yield table
+        finally:
+            table.close()
+            service.delete_table(name)
+
+
+def pytest_report_header(config) -> str:
+    """Says which server the fixtures use, at the top of the run."""
+    given = os.environ.get(ENV_CONNECTION_STRING)
+    if given:
+        try:
+            where = _tableemu.Connection(given).endpoint
+        except ValueError as e:
+            where = f"nothing ({e})"
+        return f"tableemu: {ENV_CONNECTION_STRING} is set; the fixtures use {where}"
+    try:
+        where = _tableemu.binary_path()
+    except FileNotFoundError as e:
+        where = f"no binary ({e})"
+    return f"tableemu {_tableemu.__version__}: {where}"
