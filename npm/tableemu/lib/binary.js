@@ -25,7 +25,7 @@ const PACKAGES = {
 const ALTERNATIVES =
   "use a release binary (https://github.com/tableemu/tableemu/releases), " +
   "`go install github.com/tableemu/tableemu/cmd/tableemu@latest`, " +
-  "or the container image (https://github.com/tableemu/tableemu/blob/main/docker/README.md); " +
+  "or the container image ghcr.io/tableemu/tableemu (https://github.com/tableemu/tableemu/blob/main/docs/containers.md); " +
   "TABLEEMU_BINARY=path makes this package run that binary";
 
 // A failure to find the binary: one line for the user, no stack trace.
