@@ -49,7 +49,9 @@ function parseConnectionString(cs) {
 function argsFor(o) {
   const args = ["--tableHost", o.host ?? "127.0.0.1", "--tablePort", String(o.port ?? 0)];
   if (o.location !== undefined) args.push("--location", o.location);
-  else if (o.inMemory !== false) args.push("--inMemoryPersistence");
+  // In memory unless a location is given; both given, the server says
+  // which wins (memory) in a warning.
+  if (o.inMemory ?? o.location === undefined) args.push("--inMemoryPersistence");
   if (o.silent !== false) args.push("--silent");
   return args.concat(o.args ?? []);
 }
