@@ -1,0 +1,71 @@
+// Types for the tableemu test helper (lib/index.js). README.md shows it in use.
+/// <reference types="node" />
+
+import type { ChildProcess } from "node:child_process";
+
+export interface StartOptions {
+  /** Keep everything in memory (--inMemoryPersistence). Default: true unless `location` is given;
+   * false without a location keeps the database in the current directory, as Azurite does. */
+  inMemory?: boolean;
+  /** Keep the database, tableemu.sqlite, in this directory (--location). */
+  location?: string;
+  /** Port to listen on (--tablePort). Default 0: a free port, read back from the server. */
+  port?: number;
+  /** Address to listen on (--tableHost). Default 127.0.0.1. */
+  host?: string;
+  /** More command-line arguments, Azurite's flags (for example ["--loose"]). */
+  args?: string[];
+  /** Pass --silent (no access log). Default true. */
+  silent?: boolean;
+  /** Extra environment for the server, for example { AZURITE_ACCOUNTS: "acct:a2V5" }. */
+  env?: Record<string, string>;
+  /** Milliseconds to wait for the readiness line. Default 30000. */
+  timeout?: number;
+  /** The binary to run. Default: $TABLEEMU_BINARY, else the one in this platform's @tableemu package. */
+  binary?: string;
+  /** Called with every line the server prints once it is ready (and with stderr lines before).
+   * Default: stderr lines (warnings, errors) go to process.stderr, stdout lines are dropped. */
+  onLine?: (line: string, stream: "stdout" | "stderr") => void;
+}
+
+export interface SetupOptions extends StartOptions {
+  /** The environment variable that gets the connection string. Default AZURE_TABLES_CONNECTION_STRING. */
+  envName?: string;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Emulator {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** The first account's table endpoint, http://127.0.0.1:PORT/devstoreaccount1 */
+  endpoint: string;
+  /** The first account's connection string, for TableClient.fromConnectionString. */
+  connectionString: string;
+  accountName: string;
+  accountKey: string;
+  port: number;
+  /** The server's process. */
+  process: ChildProcess;
+  /** SIGTERM, then wait for the exit (SIGKILL after `graceMs`, default 10000). Exit code 0 is a clean stop. */
+  stop(graceMs?: number): Promise<Exit>;
+  // reset(): comes with issue 27 (endpoints that empty the store or restore a snapshot).
+}
+
+/** Start a server; resolves once it accepts connections, rejects with its error line if it exits first or times out. */
+export function start(options?: StartOptions): Promise<Emulator>;
+
+/** Start a server for a whole test run and set process.env[envName] to its connection string.
+ * Resolves to a function that stops it (vitest globalSetup's teardown). */
+export function setup(options?: SetupOptions): Promise<() => Promise<void>>;
+
+/** Stop every server setup() started in this process (jest globalTeardown, mochaGlobalTeardown). */
+export function teardown(): Promise<void>;
+
+/** The path of the binary start() and `npx tableemu` run; throws BinaryNotFoundError (one line) on an unsupported platform. */
+export function binaryPath(): string;
+
+export class BinaryNotFoundError extends Error {}

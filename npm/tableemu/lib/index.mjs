@@ -1,0 +1,6 @@
+// The ESM entry: the CommonJS module itself, re-exported, so that `import`
+// and `require` share one copy (one list of servers for setup/teardown).
+import cjs from "./index.js";
+
+export const { start, setup, teardown, binaryPath, BinaryNotFoundError } = cjs;
+export default cjs;

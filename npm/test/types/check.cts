@@ -1,0 +1,12 @@
+// Type-checked by npm/test.sh: the CommonJS entry's types (index.d.ts).
+import tableemu = require("tableemu");
+
+async function main(): Promise<void> {
+  const emu = await tableemu.start();
+  const cs: string = emu.connectionString;
+  const pid: number | undefined = emu.process.pid;
+  await emu.stop();
+  const path: string = tableemu.binaryPath();
+  void [cs, pid, path];
+}
+void main;
