@@ -23,7 +23,14 @@ cd "$(dirname "$0")/.."
 version=v0.0.0-ci.1
 commit=$(git rev-parse HEAD)
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+http= # the loopback file server of step 4
+# errexit holds inside the trap too: nothing here may fail.
+cleanup() {
+	[ -z "$http" ] || kill "$http" 2>/dev/null || true
+	chmod -R u+w "$work" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
 fail() {
 	echo "release: FAIL: $*" >&2
 	exit 1
@@ -72,7 +79,6 @@ cp "$work/a"/* "$work/site/$version/"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 -m http.server --bind 127.0.0.1 --directory "$work/site" "$port" >/dev/null 2>&1 &
 http=$!
-trap 'kill $http 2>/dev/null; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 until curl -fso /dev/null "http://127.0.0.1:$port/"; do sleep 0.1; done
 local_block=${block//https:\/\/github.com\/tableemu\/tableemu\/releases\/download/http://127.0.0.1:$port}
 local_block=${local_block/version=v1.2.3/version=$version}
@@ -80,7 +86,8 @@ local_block=${local_block/version=v1.2.3/version=$version}
 (cd "$work/dl" && bash -euo pipefail -c "$local_block") | tee "$work/dl.out"
 grep -qx "tableemu-linux-amd64: OK" "$work/dl.out" || fail "the download block did not verify the checksum"
 grep -qx "tableemu $version" "$work/dl.out" || fail "the downloaded binary's --version does not name $version"
-kill $http
+kill "$http"
+http=
 
 echo "== the scripts the release workflow runs exist"
 for s in $(grep -oE '(release|npm|python)/[a-z]+\.sh' .github/workflows/release.yml | sort -u); do
