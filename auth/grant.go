@@ -64,6 +64,18 @@ func (op Op) String() string {
 	return "Op(" + strconv.Itoa(int(op)) + ")"
 }
 
+// Writes reports whether op changes data or settings: the operations the
+// read-only secondary endpoint refuses (docs/protocol.md 0.1). A $batch
+// counts as a write whatever it holds.
+func (op Op) Writes() bool {
+	switch op {
+	case CreateTable, DeleteTable, InsertEntity, UpdateEntity, MergeEntity, DeleteEntity,
+		InsertOrReplaceEntity, InsertOrMergeEntity, SetTableACL, SetServiceProperties, Batch:
+		return true
+	}
+	return false
+}
+
 // Ops lists every operation, for tests and route tables.
 func Ops() []Op {
 	ops := make([]Op, 0, len(opNames)-1)

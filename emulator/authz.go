@@ -43,6 +43,11 @@ func (s *Server) authorize(c *call) error {
 	if err != nil {
 		return err
 	}
+	if c.res.secondary && c.op.Writes() {
+		// The secondary is a read-only copy (docs/protocol.md 0.1).
+		return tableemu.New(tableemu.InsufficientAccountPermissions).WithHint(
+			"%s%s is the read-only secondary endpoint, as on Azure: send writes to the primary, %s.", c.res.account, secondarySuffix, c.res.account)
+	}
 	table := c.res.table
 	if c.op == auth.Batch && g.Kind == auth.ServiceSASGrant {
 		// The $batch URL names no table; a table SAS may reach it, and

@@ -371,7 +371,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 		var err error
 		if t, err = tx.GetTable(c.res.account, table); err != nil {
 			// A missing table fails the first operation (docs/protocol.md 7.4).
-			err = failAt(&fail, 0, storeErr(err))
+			err = failAt(&fail, 0, missingTable(table, err))
 			if fail != nil {
 				fail.group = true
 			}

@@ -175,13 +175,27 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, er
 }
 
 // entityTable reads the table of an entity operation; a missing table is
-// 404 TableNotFound for every entity operation (docs/protocol.md 0.1).
+// 404 TableNotFound for every entity operation, unless its name breaks the
+// naming rules (docs/protocol.md 0.1).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
 	t, err := tx.GetTable(c.res.account, c.res.table)
 	if err != nil {
-		return t, storeErr(err)
+		return t, missingTable(c.res.table, err)
 	}
 	return t, nil
+}
+
+// missingTable is the error of an entity operation whose table lookup
+// failed with err. No table can have a name that breaks the rules, so the
+// name is checked only here, off the path of every request that finds its
+// table.
+func missingTable(name string, err error) error {
+	if errors.Is(err, store.ErrTableNotFound) {
+		if nameErr := entityTableNameError(name); nameErr != nil {
+			return nameErr
+		}
+	}
+	return storeErr(err)
 }
 
 // runWrite applies one entity write in its own transaction and returns
@@ -230,6 +244,18 @@ func (s *Server) insertEntity(c *call) error {
 	}
 	e, err := decodeEntityBody(body, "", "", false)
 	if err != nil {
+		if tableemu.From(err).Code == tableemu.PropertiesNeedValue {
+			// The service finds the table before it misses the keys: a
+			// body without them to a missing table is 404 TableNotFound
+			// (docs/protocol.md 0.1, the create-table body sent below a
+			// table name).
+			if lookErr := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
+				_, err := entityTable(tx, c)
+				return err
+			}); lookErr != nil {
+				return lookErr
+			}
+		}
 		return err
 	}
 	if err := c.inScope(e.PartitionKey, e.RowKey); err != nil {
