@@ -165,3 +165,37 @@ func TestAccountSAS(t *testing.T) {
 		wantCode(t, err, 403, "AuthorizationPermissionMismatch")
 	}
 }
+
+// TestErrorMetadataLevel: an error answer carries the odata level the
+// request asked for in its Content-Type, also when it is found before the
+// operation runs — no credentials, a bad signature, a refused SAS — as
+// live answers a SAS refusal to a fullmetadata request (docs/protocol.md
+// 8.1; .NET recording ValidateAccountSasCredentialsWithResourceTypesAsync,
+// replayed by TestReplayNET). No recording shows nometadata; the rule is
+// the same.
+func TestErrorMetadataLevel(t *testing.T) {
+	name := tableName()
+	for _, level := range []string{"nometadata", "minimalmetadata", "fullmetadata"} {
+		want := "application/json;odata=" + level + ";streaming=true;charset=utf-8"
+		format := "$format=" + urlQueryEscape("application/json;odata="+level)
+		cases := []struct {
+			what   string
+			path   string
+			hdr    map[string]string
+			status int
+			code   string
+		}{
+			{"no credentials", "/Tables?" + format, map[string]string{"Authorization": ""}, 401, "NoAuthenticationInformation"},
+			{"a bad signature", "/Tables?" + format, map[string]string{"Authorization": "SharedKeyLite " + shared.account + ":AAAA"}, 403, "AuthenticationFailed"},
+			{"Accept, no credentials", "/Tables", map[string]string{"Authorization": "", "Accept": "application/json;odata=" + level}, 401, "NoAuthenticationInformation"},
+			{"a missing table", "/" + name + "()?" + format, nil, 404, "TableNotFound"},
+		}
+		for _, tc := range cases {
+			r := shared.raw(t, "GET", tc.path, tc.hdr, nil)
+			wantRawCode(t, r, tc.status, tc.code)
+			if ct := r.Header.Get("Content-Type"); ct != want {
+				t.Errorf("%s, %s: Content-Type %q, want %q", level, tc.what, ct, want)
+			}
+		}
+	}
+}
