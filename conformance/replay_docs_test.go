@@ -28,11 +28,6 @@ func TestDocsReplayPage(t *testing.T) {
 			t.Errorf("docs/replay.md does not list allowance %q of replayAllowed", key)
 		}
 	}
-	for file := range replayKnownToFailUntil26 {
-		if !strings.Contains(doc, "`"+file+"`") {
-			t.Errorf("docs/replay.md does not name %s, known to fail", file)
-		}
-	}
 	files := map[string]bool{}
 	for _, k := range replayKnownDifferences {
 		files[k.file] = true

@@ -67,17 +67,6 @@ func allow(key string) string {
 	return key
 }
 
-// replayKnownToFailUntil26 are recordings that fail as a whole until issue
-// 26 items 2/7 land (the table name before /Tables in the URL: live answers
-// POST /t/Tables 400 PropertiesNeedValue, DELETE /t/Tables('t') 400
-// InvalidInput, GET /t/Tables 501 NotImplemented; tableemu 400 InvalidUri).
-// The lead removes this list when merging that work. A file here that
-// matches fails the test, so the list cannot outlive the fix.
-var replayKnownToFailUntil26 = map[string]string{
-	"TableServiceClientLiveTests(Storage)/ThrowsWithTableNameInUri.json":      "issue 26 items 2/7: table name before /Tables",
-	"TableServiceClientLiveTests(Storage)/ThrowsWithTableNameInUriAsync.json": "issue 26 items 2/7: table name before /Tables",
-}
-
 // knownDifference is one difference the replay finds and this repository
 // does not fix yet: the file, the entry and a part of the message.
 type knownDifference struct {
@@ -87,36 +76,11 @@ type knownDifference struct {
 	why   string
 }
 
-// propertyOrder: live lists the properties of an entity last written by
-// Update, Insert Or Replace or Merge (PUT, PATCH) sorted by name, and those
-// of an inserted entity (POST) in the order sent (every entity answer of
-// these recordings does one or the other); tableemu keeps the order sent
-// in both cases. Clients that keep member order (a Python dict, a
-// JavaScript object) show it.
-const propertyOrder = "live sorts the properties of an entity written by PUT or PATCH by name; tableemu keeps the order sent"
-
 // replayKnownDifferences are the differences found in files that otherwise
 // match. A replay must show exactly these in their files and entries: any
 // other difference fails the test, and so does one listed here that no
 // longer happens.
-var replayKnownDifferences = []knownDifference{
-	{"TableClientLiveTests(Storage)/EntityMergeDoesPartialPropertyUpdates.json", 4, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/EntityMergeDoesPartialPropertyUpdates.json", 6, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/EntityMergeDoesPartialPropertyUpdatesAsync.json", 4, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/EntityMergeDoesPartialPropertyUpdatesAsync.json", 6, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/GetEntityAllowsEmptyRowKey.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/GetEntityAllowsEmptyRowKeyAsync.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/GetEntityIfExistsContainsValueWhenExists.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/GetEntityIfExistsContainsValueWhenExistsAsync.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/GetEntityReturnsSingleEntity.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/GetEntityReturnsSingleEntityAsync.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/QueryReturnsEntitiesWithoutOdataAnnoations.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/QueryReturnsEntitiesWithoutOdataAnnoationsAsync.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/StronglyTypedModelDoubleNaNRoundTrips.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/StronglyTypedModelDoubleNaNRoundTripsAsync.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/UpsertedEntitiesAreRoundtrippedWithProperOdataAnnoations.json", 2, "member order", propertyOrder},
-	{"TableClientLiveTests(Storage)/UpsertedEntitiesAreRoundtrippedWithProperOdataAnnoationsAsync.json", 2, "member order", propertyOrder},
-}
+var replayKnownDifferences = []knownDifference{}
 
 // TestReplayNET replays every recording against its own tableemu.
 func TestReplayNET(t *testing.T) {
@@ -132,33 +96,21 @@ func TestReplayNET(t *testing.T) {
 				t.Parallel()
 				rec := loadRecording(t, name)
 				diffs := replayRecording(t, name, rec)
-				unexpected, missing, why26 := classify(name, diffs)
+				unexpected, missing := classify(name, diffs)
 				mu.Lock()
-				st.add(rec, diffs, why26 != "")
+				st.add(rec, diffs)
 				mu.Unlock()
-				switch {
-				case why26 != "" && len(diffs) == 0:
-					t.Errorf("%s is in replayKnownToFailUntil26 (%s) but now matches: remove it from the list", name, why26)
-				case why26 != "":
-					t.Logf("known to fail (%s):\n%s", why26, joinDiffs(diffs))
-				default:
-					for _, d := range unexpected {
-						t.Error(d)
-					}
-					for _, k := range missing {
-						t.Errorf("%s entry %d no longer differs (%q: %s): remove it from replayKnownDifferences", k.file, k.entry, k.text, k.why)
-					}
+				for _, d := range unexpected {
+					t.Error(d)
+				}
+				for _, k := range missing {
+					t.Errorf("%s entry %d no longer differs (%q: %s): remove it from replayKnownDifferences", k.file, k.entry, k.text, k.why)
 				}
 			})
 		}
 	})
-	t.Logf("replayed %d files, %d entries (%s); %d files and %d entries match exactly, %d files match but for %d known differences, %d files known to fail",
-		len(files), st.entries, st.kinds(), st.exact, st.exactEntries, st.knownOnly, len(replayKnownDifferences), len(replayKnownToFailUntil26))
-	for name := range replayKnownToFailUntil26 {
-		if !contains(files, name) {
-			t.Errorf("replayKnownToFailUntil26 names %s, which is not a recording", name)
-		}
-	}
+	t.Logf("replayed %d files, %d entries (%s); %d files and %d entries match exactly, %d files match but for %d known differences",
+		len(files), st.entries, st.kinds(), st.exact, st.exactEntries, st.knownOnly, len(replayKnownDifferences))
 	if t.Failed() {
 		return
 	}
@@ -170,12 +122,8 @@ func TestReplayNET(t *testing.T) {
 }
 
 // classify splits a file's differences into those not expected and the
-// expected ones that did not happen; why26 is set for a file of
-// replayKnownToFailUntil26.
-func classify(file string, diffs []replayDiff) (unexpected []replayDiff, missing []knownDifference, why26 string) {
-	if why, ok := replayKnownToFailUntil26[file]; ok {
-		return diffs, nil, why
-	}
+// expected ones that did not happen.
+func classify(file string, diffs []replayDiff) (unexpected []replayDiff, missing []knownDifference) {
 	seen := make([]bool, len(replayKnownDifferences))
 	for _, d := range diffs {
 		known := false
@@ -193,7 +141,7 @@ func classify(file string, diffs []replayDiff) (unexpected []replayDiff, missing
 			missing = append(missing, k)
 		}
 	}
-	return unexpected, missing, ""
+	return unexpected, missing
 }
 
 func joinDiffs(diffs []replayDiff) string {
@@ -210,7 +158,7 @@ type replayStats struct {
 	ops                                     map[string]int
 }
 
-func (s *replayStats) add(rec *recording, diffs []replayDiff, known26 bool) {
+func (s *replayStats) add(rec *recording, diffs []replayDiff) {
 	s.entries += len(rec.Entries)
 	differs := map[int]bool{}
 	for _, d := range diffs {
@@ -225,10 +173,9 @@ func (s *replayStats) add(rec *recording, diffs []replayDiff, known26 bool) {
 		}
 		s.ops[operationKind(&rec.Entries[i])]++
 	}
-	switch {
-	case len(diffs) == 0:
+	if len(diffs) == 0 {
 		s.exact++
-	case !known26:
+	} else {
 		s.knownOnly++
 	}
 }

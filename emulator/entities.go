@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tableemu/tableemu"
@@ -105,6 +106,14 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 			}
 		}
 	}
+	if next == w.entity {
+		next = &edm.Entity{PartitionKey: w.entity.PartitionKey, RowKey: w.entity.RowKey, Properties: slices.Clone(w.entity.Properties)}
+	}
+	// An entity written by Update, Merge or either upsert keeps its
+	// properties sorted by name, where an insert keeps the order sent: the
+	// live service answers so every time its recordings show it
+	// (docs/protocol.md 4.1; docs/replay.md).
+	slices.SortFunc(next.Properties, func(a, b edm.Property) int { return strings.Compare(a.Name, b.Name) })
 	if err := tx.PutEntity(t, next, prev); err != nil {
 		return nil, storeErr(err)
 	}
@@ -112,7 +121,8 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 }
 
 // merge applies a Merge body to the stored entity: properties in the body
-// replace value and type, the others stay, in their order (docs/protocol.md 3.12).
+// replace value and type, the others stay (docs/protocol.md 3.12); apply then
+// sorts the result by name.
 func merge(old, body *edm.Entity) *edm.Entity {
 	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey}
 	out.Properties = make([]edm.Property, 0, len(old.Properties)+len(body.Properties))
