@@ -14,6 +14,7 @@ Markdown table.
 """
 
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -45,11 +46,16 @@ def azurite_cmd(azdir):
 
 
 def stop(p):
-    p.terminate()
+    # The whole process group: npx runs azurite-table through `sh -c`, and
+    # where sh does not exec it (dash), a signal to npx alone would leave
+    # the server running.
     try:
+        os.killpg(p.pid, signal.SIGTERM)
         p.wait(10)
     except subprocess.TimeoutExpired:
-        p.kill()
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    except ProcessLookupError:
         p.wait()
 
 
@@ -57,7 +63,7 @@ def to_ready(make):
     """Seconds from the spawn to the ready line."""
     argv, cwd = make(free_port())
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         for line in p.stdout:
             if "successfully" in line:
@@ -78,7 +84,7 @@ def to_first_request(make):
     service = TableServiceClient.from_connection_string(cs, retry_total=0)
     name = "t" + uuid.uuid4().hex
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         while True:
             try:
