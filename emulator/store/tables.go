@@ -15,6 +15,10 @@ type Table struct {
 	ID      int64
 	Account string
 	Name    string // the case used at creation
+	// base is the snapshot table the entities descend from (0: none);
+	// while it is set, entity writes record their keys (snapshot.go). A
+	// Table passed to a write must come from that write's transaction.
+	base int64
 }
 
 // CreateTable creates a table; ErrTableExists if one with the same name in
@@ -45,8 +49,8 @@ func (tx *Tx) GetTable(account, name string) (Table, error) {
 	}
 	t := Table{Account: account}
 	err := tx.queryRow(
-		`SELECT id, name FROM tables WHERE account = ? AND lname = ?`,
-		account, lname).Scan(&t.ID, &t.Name)
+		`SELECT id, name, coalesce(base, 0) FROM tables WHERE account = ? AND lname = ?`,
+		account, lname).Scan(&t.ID, &t.Name, &t.base)
 	if errors.Is(err, errNoRows) {
 		return Table{}, ErrTableNotFound
 	}
@@ -108,6 +112,11 @@ func (tx *Tx) DeleteTable(account, name string) error {
 	}
 	if _, err := tx.exec(`DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
 		return err
+	}
+	if t.base != 0 {
+		if _, err := tx.exec(`DELETE FROM entity_changes WHERE tid = ?`, t.ID); err != nil {
+			return err
+		}
 	}
 	_, err = tx.exec(`DELETE FROM tables WHERE id = ?`, t.ID)
 	tx.tablesChanged = true
