@@ -29,7 +29,7 @@ import (
 // entities, short enough for a request queued behind it.
 const gcChunk = 1000
 
-// retiredAccount is the account of retired tables: no account is named ”
+// retiredAccount is the account of retired tables: no account has an empty name
 // (account names are 3 to 24 letters and digits).
 const retiredAccount = ""
 
