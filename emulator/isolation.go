@@ -63,8 +63,9 @@ func unknownAccount(account string) error {
 
 func snapshotNotFound(account, name string) error {
 	return &isolationError{ErrSnapshotNotFound, tableemu.Newf(tableemu.SnapshotNotFound,
-		"Account %s has no snapshot named %q. Save one with PUT /_tableemu/accounts/%s/snapshots/%s; GET /_tableemu/accounts/%s/snapshots lists those it has.",
-		account, name, account, name, account)}
+		"Account %s has no snapshot named %q: save it first (tableemu snapshot save %s, or PUT /_tableemu/accounts/%s/snapshots/%s); "+
+			"tableemu snapshot list, or GET /_tableemu/accounts/%s/snapshots, lists those it has.",
+		account, name, name, account, name, account)}
 }
 
 // checkSnapshotName applies SnapshotNameRule.
