@@ -15,15 +15,26 @@ import (
 // keep the test that asked waiting, for that long. So they retire tables
 // instead (0003_snapshots.sql): one UPDATE of the table's row moves it where
 // no request reaches it, in the same transaction as the rest of the reset,
-// so a reader sees the whole reset or none of it; and the collector below
-// deletes the retired rows afterwards, a chunk per transaction, each its
-// own Update so that requests interleave with it. Deleted and replaced
-// snapshots are collected the same way.
+// so a reader sees the whole reset or none of it.
 //
-// The garbage is in the database, not in memory: a collector started on
-// the file later (after a restart, or kill -9) finds what is left and
-// finishes it; and any number of instances sharing one database could run
-// it, each step being a transaction.
+// A retired table that descends from a snapshot (its base is set) is
+// parked: it is kept as it is, so that a later restore of that snapshot
+// takes it back and rewrites only what changed in it (snapshot.go), as for
+// a table still in place. Only the snapshot the account was last saved
+// into or restored from keeps parked tables, and there is at most one
+// table, in place or parked, per snapshot table: parked tables hold at
+// most one more copy of one snapshot per account. Saving or restoring
+// another snapshot, or deleting or replacing this one, makes them garbage.
+//
+// A retired table without a base is garbage: the collector below deletes
+// its rows, a chunk per transaction, each its own Update so that requests
+// interleave with it. Deleted and replaced snapshots are collected the
+// same way.
+//
+// All of it is in the database, not in memory: a collector started on the
+// file later (after a restart, or kill -9) finds what is left and finishes
+// it; and any number of instances sharing one database could run it, each
+// step being a transaction.
 
 // gcChunk is how many rows one step deletes: about 5 ms with 1 KiB
 // entities, short enough for a request queued behind it.
@@ -119,7 +130,7 @@ func (s *Store) CollectGarbage(ctx context.Context) error {
 
 func (tx *Tx) collectStep() (more bool, err error) {
 	var tid int64
-	err = tx.queryRow(`SELECT id FROM tables WHERE account = ? LIMIT 1`, retiredAccount).Scan(&tid)
+	err = tx.queryRow(`SELECT id FROM tables WHERE account = ? AND base IS NULL LIMIT 1`, retiredAccount).Scan(&tid)
 	switch {
 	case err == nil:
 		for _, t := range []string{"entities", "entity_changes"} {
@@ -132,7 +143,6 @@ func (tx *Tx) collectStep() (more bool, err error) {
 		if err := tx.dropIndexes(tid); err != nil {
 			return true, err
 		}
-		// Its stored access policies go with it (ON DELETE CASCADE).
 		_, err = tx.exec(`DELETE FROM tables WHERE id = ?`, tid)
 		return true, err
 	case !errors.Is(err, errNoRows):
@@ -172,37 +182,31 @@ func (tx *Tx) deleteChunk(table, col string, id int64) (done bool, err error) {
 	return false, err
 }
 
-// retire moves tables out of reach: their rows stay, under retiredAccount,
-// until the collector has deleted their entities. Their automatic indexes
-// go now, in this transaction, with the in-memory record of them.
-func (tx *Tx) retire(ids []int64) error {
-	for _, id := range ids {
-		if err := tx.dropIndexes(id); err != nil {
+// retire moves tables out of reach: their rows stay, under
+// retiredAccount, parked if they have a base, otherwise until the
+// collector has deleted their entities. A garbage table's automatic
+// indexes go now, in this transaction, with the in-memory record of them
+// (a parked table keeps its own, for when it is taken back).
+func (tx *Tx) retire(tables []liveTable) error {
+	for _, t := range tables {
+		if t.base == 0 {
+			if err := tx.dropIndexes(t.id); err != nil {
+				return err
+			}
+			tx.garbage = true
+		}
+		if _, err := tx.exec(`UPDATE tables SET account = ?, lname = '#' || id WHERE id = ?`, retiredAccount, t.id); err != nil {
 			return err
 		}
-		_, err := tx.exec(`UPDATE tables SET account = ?, lname = '#' || id, base = NULL WHERE id = ?`, retiredAccount, id)
-		if err != nil {
+		// Its policies go now (a restore writes them again).
+		if _, err := tx.exec(`DELETE FROM table_acl WHERE tid = ?`, t.id); err != nil {
 			return err
 		}
 	}
-	if len(ids) > 0 {
-		tx.tablesChanged, tx.garbage = true, true
+	if len(tables) > 0 {
+		tx.tablesChanged = true
 	}
 	return nil
-}
-
-// tableIDs lists the ids a query returns.
-func (tx *Tx) tableIDs(query string, args ...any) ([]int64, error) {
-	rows, err := tx.query(query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		ids = append(ids, rows.Int64(0))
-	}
-	return ids, rows.Close()
 }
 
 // ResetAccount returns account to the state of a new one: no tables, no
@@ -211,27 +215,27 @@ func (tx *Tx) tableIDs(query string, args ...any) ([]int64, error) {
 // tables it removed. The caller runs it in an Update, which makes it
 // atomic: a reader sees the account as it was before or after, whole.
 func (tx *Tx) ResetAccount(account string) (tables int, err error) {
-	ids, err := tx.tableIDs(`SELECT id FROM tables WHERE account = ?`, account)
+	live, err := tx.accountTables(account)
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.retire(ids); err != nil {
+	if err := tx.retire(live); err != nil {
 		return 0, err
 	}
 	_, err = tx.exec(`DELETE FROM service_properties WHERE account = ?`, account)
-	return len(ids), err
+	return len(live), err
 }
 
 // ResetAll is ResetAccount for every account in the database, whether or
 // not it is configured now.
 func (tx *Tx) ResetAll() (tables int, err error) {
-	ids, err := tx.tableIDs(`SELECT id FROM tables WHERE account <> ?`, retiredAccount)
+	live, err := tx.tablesWhere(`account <> ?`, retiredAccount)
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.retire(ids); err != nil {
+	if err := tx.retire(live); err != nil {
 		return 0, err
 	}
 	_, err = tx.exec(`DELETE FROM service_properties`)
-	return len(ids), err
+	return len(live), err
 }

@@ -88,7 +88,12 @@ type liveTable struct {
 }
 
 func (tx *Tx) accountTables(account string) ([]liveTable, error) {
-	rows, err := tx.query(`SELECT id, name, created, coalesce(base, 0) FROM tables WHERE account = ? ORDER BY lname`, account)
+	return tx.tablesWhere(`account = ?`, account)
+}
+
+// tablesWhere lists the tables whose rows match the condition.
+func (tx *Tx) tablesWhere(cond string, args ...any) ([]liveTable, error) {
+	rows, err := tx.query(`SELECT id, name, created, coalesce(base, 0) FROM tables WHERE `+cond+` ORDER BY lname`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +167,12 @@ func (tx *Tx) SaveSnapshot(account, name string) (sn Snapshot, replaced bool, er
 		sn.Tables++
 		sn.Entities += int(n)
 	}
-	_, err = tx.exec(`UPDATE snapshots SET tables = ?, entities = ? WHERE id = ?`, sn.Tables, sn.Entities, sid)
+	if _, err := tx.exec(`UPDATE snapshots SET tables = ?, entities = ? WHERE id = ?`, sn.Tables, sn.Entities, sid); err != nil {
+		return sn, false, err
+	}
 	// Cached Tables carry their base.
 	tx.tablesChanged = true
-	return sn, replaced, err
+	return sn, replaced, tx.dropParked(account, sid)
 }
 
 func nullIf(null bool, s string) any {
@@ -187,6 +194,17 @@ func (tx *Tx) DeleteSnapshot(account, name string) error {
 // dropSnapshot deletes snapshot sid: its tables become garbage (gc.go),
 // and the live tables based on them stop recording their writes.
 func (tx *Tx) dropSnapshot(sid int64) error {
+	// Its parked tables become garbage: their indexes go first, so that
+	// the collector does not update them for every row it deletes.
+	parked, err := tx.tablesWhere(`account = ? AND base IN (SELECT id FROM snapshot_tables WHERE sid = ?)`, retiredAccount, sid)
+	if err != nil {
+		return err
+	}
+	for _, t := range parked {
+		if err := tx.dropIndexes(t.id); err != nil {
+			return err
+		}
+	}
 	const based = `SELECT id FROM tables WHERE base IN (SELECT id FROM snapshot_tables WHERE sid = ?)`
 	for _, q := range []string{
 		`DELETE FROM entity_changes WHERE tid IN (` + based + `)`,
@@ -238,27 +256,72 @@ func (tx *Tx) RestoreSnapshot(account, name string) (Snapshot, error) {
 	if err := rows.Close(); err != nil {
 		return sn, err
 	}
+	// The account's tables, then the parked tables based on this snapshot
+	// (at most one per snapshot table, gc.go): each one based on a table
+	// of the snapshot has its changes undone and is kept (taken back if
+	// parked); the others in place are retired, parked only if based on
+	// this snapshot.
 	live, err := tx.accountTables(account)
 	if err != nil {
 		return sn, err
 	}
-	kept := map[int64]int64{} // snapshot table → the live table restored in place
-	var retired []int64
-	for _, t := range live {
-		if st, ok := byID[t.base]; ok && t.base != 0 && kept[st.id] == 0 {
+	parked, err := tx.tablesWhere(`account = ? AND base IN (SELECT id FROM snapshot_tables WHERE sid = ?)`, retiredAccount, sid)
+	if err != nil {
+		return sn, err
+	}
+	kept := map[int64]int64{} // snapshot table → the table restored in place
+	var retired []liveTable
+	var revived []snapTable // parked tables to take back, by their base
+	for i, t := range append(live, parked...) {
+		isLive := i < len(live)
+		if st, ok := byID[t.base]; ok && kept[st.id] == 0 {
 			undone, err := tx.undoChanges(t.id, st)
 			if err != nil {
 				return sn, err
 			}
 			if undone {
 				kept[st.id] = t.id
+				if !isLive {
+					revived = append(revived, st)
+				}
 				continue
 			}
+			// Rewritten too much to patch: it is copied whole below,
+			// and this one is garbage.
+			if err := tx.unbase(t.id); err != nil {
+				return sn, err
+			}
+			t.base = 0
 		}
-		retired = append(retired, t.id)
+		if !isLive {
+			if t.base == 0 {
+				if err := tx.retire([]liveTable{t}); err != nil { // already retired: this drops its indexes
+					return sn, err
+				}
+			}
+			continue
+		}
+		if _, ok := byID[t.base]; !ok && t.base != 0 {
+			// Based on another snapshot: garbage, not parked (only
+			// the snapshot restored now keeps parked copies).
+			if err := tx.unbase(t.id); err != nil {
+				return sn, err
+			}
+			t.base = 0
+		}
+		retired = append(retired, t)
+	}
+	if err := tx.dropParked(account, sid); err != nil {
+		return sn, err
 	}
 	if err := tx.retire(retired); err != nil {
 		return sn, err
+	}
+	// Once the names are free.
+	for _, st := range revived {
+		if _, err := tx.exec(`UPDATE tables SET account = ?, name = ?, lname = ? WHERE id = ?`, account, st.name, strings.ToLower(st.name), kept[st.id]); err != nil {
+			return sn, err
+		}
 	}
 	for _, st := range snap {
 		tid := kept[st.id]
@@ -286,6 +349,37 @@ func (tx *Tx) RestoreSnapshot(account, name string) (Snapshot, error) {
 	}
 	tx.tablesChanged = true
 	return sn, err
+}
+
+// dropParked makes garbage of the account's parked tables based on
+// another snapshot than keep: an account keeps parked copies of the one
+// snapshot it was last saved into or restored from (gc.go).
+func (tx *Tx) dropParked(account string, keep int64) error {
+	parked, err := tx.tablesWhere(`account = ? AND base IN (SELECT t.id FROM snapshot_tables t JOIN snapshots s ON s.id = t.sid
+		WHERE s.account = ? AND s.id <> ?)`, retiredAccount, account, keep)
+	if err != nil {
+		return err
+	}
+	for _, t := range parked {
+		if err := tx.unbase(t.id); err != nil {
+			return err
+		}
+		t.base = 0
+		if err := tx.retire([]liveTable{t}); err != nil { // already retired: this drops its indexes
+			return err
+		}
+	}
+	return nil
+}
+
+// unbase makes table tid descend from no snapshot: its writes are no
+// longer recorded, and, retired, it is garbage.
+func (tx *Tx) unbase(tid int64) error {
+	if _, err := tx.exec(`DELETE FROM entity_changes WHERE tid = ?`, tid); err != nil {
+		return err
+	}
+	_, err := tx.exec(`UPDATE tables SET base = NULL WHERE id = ?`, tid)
+	return err
 }
 
 // undoChanges puts back, in the live table tid based on st, the entities

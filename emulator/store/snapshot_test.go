@@ -109,8 +109,10 @@ func rowCount(t *testing.T, s *Store, table string) int {
 }
 
 // TestResetAccount: the account has nothing left that a request can see,
-// at once; another account and the snapshots are untouched; and the
-// collector then deletes the retired rows, automatic index included.
+// at once; another account and the snapshots are untouched. A table made
+// since the snapshot is garbage, which the collector deletes, automatic
+// index included; the tables saved in the snapshot are parked, index and
+// all, until a restore takes them back or the snapshot is deleted.
 func TestResetAccount(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
@@ -118,15 +120,27 @@ func TestResetAccount(t *testing.T) {
 	fill(t, s, "other", 20)
 	other := dump(t, s, "other")
 	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("acct", "fixtures"); return err })
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.CreateTable("acct", "scratch")
+		for i := 0; i < 5 && err == nil; i++ {
+			err = tx.InsertEntity(tb, entity("p", fmt.Sprint(i), i))
+		}
+		return err
+	})
 	orders := Table{ID: tableID(t, s, "acct", "orders"), Account: "acct", Name: "Orders"}
-	if err := s.IndexNow(ctx, orders, &odata.Compare{Op: odata.Eq, Prop: "N", Lit: edm.NewInt32(1)}); err != nil {
-		t.Fatal(err)
+	scratch := Table{ID: tableID(t, s, "acct", "scratch"), Account: "acct", Name: "scratch"}
+	eq1 := &odata.Compare{Op: odata.Eq, Prop: "N", Lit: edm.NewInt32(1)}
+	for _, tb := range []Table{orders, scratch} {
+		if err := s.IndexNow(ctx, tb, eq1); err != nil {
+			t.Fatal(err)
+		}
 	}
+	ordersIdx := indexKey{tid: orders.ID, class: 'n', prop: "N"}
 
 	var n int
 	update(t, s, func(tx *Tx) error { var err error; n, err = tx.ResetAccount("acct"); return err })
-	if n != 2 {
-		t.Errorf("ResetAccount removed %d tables, want 2", n)
+	if n != 3 {
+		t.Errorf("ResetAccount removed %d tables, want 3", n)
 	}
 	if got, want := dump(t, s, "acct"), "properties false \n"; got != want {
 		t.Errorf("after reset the account shows\n%s", got)
@@ -135,7 +149,7 @@ func TestResetAccount(t *testing.T) {
 		t.Errorf("another account changed:\n%s\nwas\n%s", got, other)
 	}
 	err := s.View(ctx, func(tx *Tx) error {
-		for _, name := range []string{"orders", "PEOPLE"} {
+		for _, name := range []string{"orders", "PEOPLE", "scratch"} {
 			if _, err := tx.GetTable("acct", name); !errors.Is(err, ErrTableNotFound) {
 				return fmt.Errorf("GetTable %s after reset: %v", name, err)
 			}
@@ -152,28 +166,52 @@ func TestResetAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.autoIdx.has(indexKey{tid: orders.ID, class: 'n', prop: "N"}) || indexCount(t, s) != 0 {
-		t.Error("the reset table's automatic index is still there")
+	if err := s.CollectGarbage(ctx); err != nil {
+		t.Fatal(err)
 	}
-	// A table of the same name is new and empty.
+	if got := rowCount(t, s, "entities"); got != 100+40 {
+		t.Errorf("%d entities after collection, want 100 parked and the other account's 40", got)
+	}
+	if s.autoIdx.has(indexKey{tid: scratch.ID, class: 'n', prop: "N"}) || !s.autoIdx.has(ordersIdx) || indexCount(t, s) != 1 {
+		t.Errorf("after reset: %d automatic indexes; want the parked Orders' alone", indexCount(t, s))
+	}
+	// A table of the same name is new and empty (a collected table's id
+	// may come back: nothing is left under it).
 	update(t, s, func(tx *Tx) error {
 		tb, err := tx.CreateTable("acct", "orders")
-		if err == nil && tb.ID == orders.ID {
-			err = fmt.Errorf("the new table reuses retired id %d", tb.ID)
+		if err != nil {
+			return err
 		}
-		return err
+		if tb.ID == orders.ID {
+			return fmt.Errorf("the new table has the parked table's id %d", tb.ID)
+		}
+		var n int
+		if err := tx.queryRow(`SELECT count(*) FROM entities WHERE tid = ?`, tb.ID).Scan(&n); err != nil || n != 0 {
+			return fmt.Errorf("the new table holds %d entities (%v)", n, err)
+		}
+		return nil
 	})
+	// The restore takes the parked tables back, as they were.
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("acct", "fixtures"); return err })
+	if tableID(t, s, "acct", "orders") != orders.ID || !s.autoIdx.has(ordersIdx) {
+		t.Error("the restore did not take the parked Orders back, with its index")
+	}
+	update(t, s, func(tx *Tx) error { _, err := tx.ResetAccount("acct"); return err })
+	update(t, s, func(tx *Tx) error { return tx.DeleteSnapshot("acct", "fixtures") })
 	if err := s.CollectGarbage(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowCount(t, s, "entities"); got != 40 {
-		t.Errorf("%d entities after collection, want the other account's 40", got)
+		t.Errorf("%d entities once the snapshot is deleted and collected, want the other account's 40", got)
 	}
-	if got := rowCount(t, s, "tables"); got != 3 {
-		t.Errorf("%d table rows after collection, want 3", got)
+	if got := rowCount(t, s, "tables"); got != 2 {
+		t.Errorf("%d table rows after collection, want 2", got)
 	}
 	if got := rowCount(t, s, "table_acl"); got != 2 {
 		t.Errorf("%d policies after collection, want the other account's 2", got)
+	}
+	if indexCount(t, s) != 0 || s.autoIdx.has(ordersIdx) {
+		t.Error("an automatic index outlived its table")
 	}
 }
 
@@ -282,8 +320,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if id := tableID(t, s, "acct", "orders"); id != ordersID {
 		t.Errorf("Orders, with 3 of 40 entities changed, was copied whole (id %d → %d), not restored in place", ordersID, id)
 	}
-	if id := tableID(t, s, "acct", "people"); id == peopleID {
-		t.Errorf("people, deleted since, kept its id %d", id)
+	if id := tableID(t, s, "acct", "people"); id != peopleID {
+		t.Errorf("people, deleted since, was copied whole (id %d → %d), not taken back from where it was parked", peopleID, id)
 	}
 	if n := rowCount(t, s, "entity_changes"); n != 0 {
 		t.Errorf("%d recorded changes right after a restore", n)
@@ -381,6 +419,13 @@ func TestSnapshotSurvivesRestart(t *testing.T) {
 	fill(t, s, "acct", 30)
 	saved := dump(t, s, "acct")
 	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("acct", "s"); return err })
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.CreateTable("acct", "scratch")
+		for i := 0; i < 30 && err == nil; i++ {
+			err = tx.InsertEntity(tb, entity("p", fmt.Sprint(i), i))
+		}
+		return err
+	})
 	s.stopCollector() // leave the garbage of the reset below for the next Open
 	s.gc = collector{}
 	update(t, s, func(tx *Tx) error { _, err := tx.ResetAccount("acct"); return err })
@@ -392,7 +437,7 @@ func TestSnapshotSurvivesRestart(t *testing.T) {
 	}
 	defer s.Close()
 	deadline := time.Now().Add(10 * time.Second)
-	for rowCount(t, s, "entities") != 0 {
+	for rowCount(t, s, "entities") != 60 { // the 60 parked
 		if time.Now().After(deadline) {
 			t.Fatal("the garbage left by the last run was not collected after Open")
 		}
@@ -511,5 +556,59 @@ func TestTrackingCostsOnlyBasedTables(t *testing.T) {
 	})
 	if n := rowCount(t, s, "entity_changes"); n != 1 {
 		t.Fatalf("four writes of one entity recorded %d changes, want 1", n)
+	}
+}
+
+// parkedCount counts the parked tables (retired, with a base).
+func parkedCount(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	update(t, s, func(tx *Tx) error {
+		return tx.queryRow(`SELECT count(*) FROM tables WHERE account = '' AND base IS NOT NULL`).Scan(&n)
+	})
+	return n
+}
+
+// TestParkedCopies: a reset parks the tables of the snapshot last saved
+// or restored, and restoring that snapshot takes them back; switching to
+// another snapshot copies it whole and makes the parked copies garbage,
+// so an account holds at most one parked copy, of one snapshot.
+func TestParkedCopies(t *testing.T) {
+	s := open(t)
+	fill(t, s, "acct", 20)
+	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("acct", "a"); return err })
+	stateA := dump(t, s, "acct")
+	ordersA := tableID(t, s, "acct", "orders")
+	update(t, s, func(tx *Tx) error { _, err := tx.ResetAccount("acct"); return err })
+	if n := parkedCount(t, s); n != 2 {
+		t.Fatalf("%d parked tables after a reset, want 2", n)
+	}
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("acct", "a"); return err })
+	if tableID(t, s, "acct", "orders") != ordersA || parkedCount(t, s) != 0 || dump(t, s, "acct") != stateA {
+		t.Fatal("restoring after a reset did not take the parked tables back")
+	}
+	update(t, s, func(tx *Tx) error { return tx.DeleteTable("acct", "people") })
+	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("acct", "b"); return err })
+	stateB := dump(t, s, "acct")
+	if n := parkedCount(t, s); n != 0 {
+		t.Fatalf("saving b kept %d parked tables of a", n)
+	}
+	update(t, s, func(tx *Tx) error { _, err := tx.ResetAccount("acct"); return err })
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("acct", "a"); return err })
+	if dump(t, s, "acct") != stateA || tableID(t, s, "acct", "orders") == ordersA {
+		t.Fatal("switching from b to a did not copy a whole")
+	}
+	if n := parkedCount(t, s); n != 0 {
+		t.Fatalf("%d parked tables of b are kept after restoring a", n)
+	}
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("acct", "b"); return err })
+	if dump(t, s, "acct") != stateB || parkedCount(t, s) != 0 {
+		t.Fatal("switching back to b")
+	}
+	if err := s.CollectGarbage(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowCount(t, s, "entities"); got != 20 {
+		t.Errorf("%d entities after collection, want b's 20", got)
 	}
 }

@@ -101,26 +101,17 @@ func (c *tableCache) put(account, lname string, t Table, gen uint64) {
 }
 
 // DeleteTable deletes a table and all its entities; ErrTableNotFound if
-// there is no such table.
+// there is no such table. The table is retired (gc.go): out of reach of
+// every request when this transaction commits, its name free at once, and
+// its entities deleted by the collector afterwards, so that deleting a
+// large table does not hold the writer; a table based on a snapshot is
+// parked instead, for a restore to take back.
 func (tx *Tx) DeleteTable(account, name string) error {
 	t, err := tx.GetTable(account, name)
 	if err != nil {
 		return err
 	}
-	if err := tx.dropIndexes(t.ID); err != nil {
-		return err
-	}
-	if _, err := tx.exec(`DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
-		return err
-	}
-	if t.base != 0 {
-		if _, err := tx.exec(`DELETE FROM entity_changes WHERE tid = ?`, t.ID); err != nil {
-			return err
-		}
-	}
-	_, err = tx.exec(`DELETE FROM tables WHERE id = ?`, t.ID)
-	tx.tablesChanged = true
-	return err
+	return tx.retire([]liveTable{{id: t.ID, base: t.base}})
 }
 
 // TableQuery selects tables for Query Tables.
