@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -223,5 +226,106 @@ func TestResetCommandErrors(t *testing.T) {
 	out, _ := cli(t, 0, nil, "reset", "--help")
 	if !strings.HasPrefix(out, "Usage: tableemu reset") || !strings.Contains(out, "docs/isolation.md") {
 		t.Fatalf("reset --help: %q", out)
+	}
+}
+
+// docSection returns the text of docs/isolation.md's section "## title".
+func docSection(t *testing.T, title string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/isolation.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s, ok := strings.Cut(string(b), "\n## "+title+"\n")
+	if !ok {
+		t.Fatalf("docs/isolation.md has no section %q", title)
+	}
+	s, _, _ = strings.Cut(s, "\n## ")
+	return s
+}
+
+// docBlock returns the lines of the first ``` block of a section whose
+// info string is lang.
+func docBlock(t *testing.T, section, lang string) []string {
+	t.Helper()
+	_, s, ok := strings.Cut(section, "```"+lang+"\n")
+	if !ok {
+		t.Fatalf("no ```%s block in %q", lang, section[:min(len(section), 80)])
+	}
+	s, _, _ = strings.Cut(s, "```")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+var savedAt = regexp.MustCompile(`saved \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+
+// TestIsolationDocCommands: docs/isolation.md's command-line block, run
+// line by line against a server (on its port, and on its data directory
+// data/), prints what the doc's sample shows; and its curl line prints
+// what the doc says.
+func TestIsolationDocCommands(t *testing.T) {
+	cwd := t.TempDir()
+	p := startProc(t, cwd, "--tablePort", "0", "--location", "data", "--silent")
+	port, cs := p.ready()
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Orders", "People"} {
+		if _, err := svc.CreateTable(context.Background(), name, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 150 {
+			e := []byte(`{"PartitionKey":"p","RowKey":"` + strconv.Itoa(i) + `"}`)
+			if _, err := svc.NewClient(name).AddEntity(context.Background(), e, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sec := docSection(t, "From the command line")
+	var printed []string
+	for _, line := range docBlock(t, sec, "sh") {
+		line, _, _ = strings.Cut(line, "#")
+		args := strings.Fields(line)
+		if len(args) == 0 || args[0] != "tableemu" {
+			t.Fatalf("the block's line %q does not run tableemu", line)
+		}
+		cmd := command(t, cwd, append(args[1:], "--tablePort", port)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		o := strings.ReplaceAll(string(out), ":"+port+")", ":10002)")
+		printed = append(printed, savedAt.ReplaceAllString(o, "saved TIME"))
+	}
+	all := strings.Join(printed, "")
+	sample := docBlock(t, sec, "text")
+	if len(sample) < 2 {
+		t.Fatal("the sample output has fewer than two lines")
+	}
+	for _, want := range sample {
+		if !strings.Contains(all, savedAt.ReplaceAllString(want, "saved TIME")+"\n") {
+			t.Errorf("the doc's sample line %q is not what the commands printed:\n%s", want, all)
+		}
+	}
+	if !strings.Contains(all, "devstoreaccount1 reset ("+filepath.Join(cwd, "data", "tableemu.sqlite")) &&
+		!strings.Contains(all, "devstoreaccount1 reset: 0 tables deleted (http://127.0.0.1:10002)\n") {
+		t.Errorf("the --location line did not reset through the server or the file:\n%s", all)
+	}
+
+	http := docSection(t, "Over HTTP")
+	curl := docBlock(t, http, "sh")
+	if len(curl) != 1 || !strings.HasPrefix(curl[0], "curl ") {
+		t.Fatalf("want one curl line: %q", curl)
+	}
+	m := regexp.MustCompile("prints `([^`]+)`").FindStringSubmatch(http)
+	if m == nil {
+		t.Fatal("the section does not say what curl prints")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	out, err := exec.Command("sh", "-c", strings.ReplaceAll(curl[0], ":10002/", ":"+port+"/")).Output()
+	if err != nil || string(out) != m[1] {
+		t.Fatalf("%s printed %q (%v), the doc says %q", curl[0], out, err, m[1])
 	}
 }
