@@ -32,6 +32,7 @@ const (
 	DuplicatePropertiesSpecified            Code = "DuplicatePropertiesSpecified"
 	EntityAlreadyExists                     Code = "EntityAlreadyExists"
 	EntityTooLarge                          Code = "EntityTooLarge"
+	InsufficientAccountPermissions          Code = "InsufficientAccountPermissions"
 	InternalError                           Code = "InternalError"
 	InvalidAuthenticationInfo               Code = "InvalidAuthenticationInfo"
 	InvalidDuplicateRow                     Code = "InvalidDuplicateRow"
@@ -43,6 +44,7 @@ const (
 	InvalidValueType                        Code = "InvalidValueType"
 	InvalidXmlDocument                      Code = "InvalidXmlDocument"
 	JsonFormatNotSupported                  Code = "JsonFormatNotSupported"
+	MediaTypeNotSupported                   Code = "MediaTypeNotSupported"
 	MethodNotAllowed                        Code = "MethodNotAllowed"
 	MissingRequiredHeader                   Code = "MissingRequiredHeader"
 	NoAuthenticationInformation             Code = "NoAuthenticationInformation"
@@ -93,6 +95,7 @@ var table = map[Code]entry{
 	DuplicatePropertiesSpecified:            {400, "A property is specified more than one time."},
 	EntityAlreadyExists:                     {409, "The specified entity already exists."},
 	EntityTooLarge:                          {400, "The entity is larger than the maximum allowed size (1MB)."},
+	InsufficientAccountPermissions:          {403, "Write operations are not allowed."},
 	InternalError:                           {500, "Server encountered an internal error. Please try again after some time."},
 	InvalidAuthenticationInfo:               {400, "Authentication information is not given in the correct format. Check the value of Authorization header."},
 	InvalidDuplicateRow:                     {400, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."},
@@ -104,6 +107,7 @@ var table = map[Code]entry{
 	InvalidValueType:                        {400, "The value specified is invalid."},
 	InvalidXmlDocument:                      {400, "XML specified is not syntactically valid."},
 	JsonFormatNotSupported:                  {415, "JSON format is not supported."},
+	MediaTypeNotSupported:                   {415, "None of the provided media types are supported."},
 	MethodNotAllowed:                        {405, "The requested method is not allowed on the specified resource."},
 	MissingRequiredHeader:                   {400, "A required HTTP header was not specified."},
 	NoAuthenticationInformation:             {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},

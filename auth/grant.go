@@ -64,6 +64,18 @@ func (op Op) String() string {
 	return "Op(" + strconv.Itoa(int(op)) + ")"
 }
 
+// Writes reports whether op changes data or settings: the operations the
+// read-only secondary endpoint refuses (docs/protocol.md 0.1). A $batch
+// counts as a write whatever it holds.
+func (op Op) Writes() bool {
+	switch op {
+	case CreateTable, DeleteTable, InsertEntity, UpdateEntity, MergeEntity, DeleteEntity,
+		InsertOrReplaceEntity, InsertOrMergeEntity, SetTableACL, SetServiceProperties, Batch:
+		return true
+	}
+	return false
+}
+
 // Ops lists every operation, for tests and route tables.
 func Ops() []Op {
 	ops := make([]Op, 0, len(opNames)-1)
@@ -141,15 +153,17 @@ func (k KeyRange) Contains(pk, rk string) bool {
 func (g *Grant) KeyRange() (KeyRange, bool) { return g.keys, g.keys.Bounded() }
 
 // InRange reports whether the entity (pk, rk) is inside the grant's key
-// range; always true without one. Every single-entity operation (and each
-// batch operation) outside the range is refused: the caller returns
-// OutOfRange() (docs/protocol.md 0.1).
+// range; always true without one. A write outside the range (and each
+// batch write) is refused: the caller returns OutOfRange(). A point read
+// outside it finds nothing, 404 ResourceNotFound, as live answers
+// (docs/protocol.md 0.1).
 func (g *Grant) InRange(pk, rk string) bool { return g.keys.Contains(pk, rk) }
 
-// OutOfRange is the refusal for an entity outside the key range. The code is
-// unconfirmed on the live service (docs/protocol.md 9.6 "403 ⚠"); the SAS error
-// table files scope refusals other than permission, service, resource type,
-// IP and protocol under AuthorizationFailure.
+// OutOfRange is the refusal of a write to an entity outside the key range.
+// The code is unconfirmed on the live service (docs/protocol.md 9.6 "403 ⚠");
+// the SAS error table files scope refusals other than permission, service,
+// resource type, IP and protocol under AuthorizationFailure. (A read outside
+// the range is not refused but not found: docs/protocol.md 0.1.)
 func OutOfRange() *tableemu.Error {
 	return tableemu.New(tableemu.AuthorizationFailure).WithDetail("The entity is outside the key range of the shared access signature.")
 }

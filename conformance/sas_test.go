@@ -115,9 +115,13 @@ func TestSASKeyRange(t *testing.T) {
 	if _, err := sc.GetEntity(ctx(), "a", "2", nil); err != nil {
 		t.Fatalf("get inside the range: %v", err)
 	}
+	// Outside the range an entity is hidden, not forbidden: a point read
+	// finds nothing (404 ResourceNotFound, as live answers: .NET recording
+	// ValidateSasCredentialsWithRowKeyAndPartitionKeyRanges, replayed by
+	// TestReplayNET), while writes are refused (docs/protocol.md 0.1).
 	for _, k := range [][2]string{{"a", "1"}, {"b", "2"}, {"c", "1"}} {
 		_, err := sc.GetEntity(ctx(), k[0], k[1], nil)
-		wantCode(t, err, 403, "AuthorizationFailure")
+		wantCode(t, err, 404, "ResourceNotFound")
 		_, err = sc.UpsertEntity(ctx(), marshal(t, map[string]any{"PartitionKey": k[0], "RowKey": k[1]}), nil)
 		wantCode(t, err, 403, "AuthorizationFailure")
 		_, err = sc.DeleteEntity(ctx(), k[0], k[1], nil)
@@ -159,5 +163,39 @@ func TestAccountSAS(t *testing.T) {
 		must(t, err)
 		_, err = sasSvc.DeleteTable(ctx(), *page.Tables[0].Name, nil)
 		wantCode(t, err, 403, "AuthorizationPermissionMismatch")
+	}
+}
+
+// TestErrorMetadataLevel: an error answer carries the odata level the
+// request asked for in its Content-Type, also when it is found before the
+// operation runs — no credentials, a bad signature, a refused SAS — as
+// live answers a SAS refusal to a fullmetadata request (docs/protocol.md
+// 8.1; .NET recording ValidateAccountSasCredentialsWithResourceTypesAsync,
+// replayed by TestReplayNET). No recording shows nometadata; the rule is
+// the same.
+func TestErrorMetadataLevel(t *testing.T) {
+	name := tableName()
+	for _, level := range []string{"nometadata", "minimalmetadata", "fullmetadata"} {
+		want := "application/json;odata=" + level + ";streaming=true;charset=utf-8"
+		format := "$format=" + urlQueryEscape("application/json;odata="+level)
+		cases := []struct {
+			what   string
+			path   string
+			hdr    map[string]string
+			status int
+			code   string
+		}{
+			{"no credentials", "/Tables?" + format, map[string]string{"Authorization": ""}, 401, "NoAuthenticationInformation"},
+			{"a bad signature", "/Tables?" + format, map[string]string{"Authorization": "SharedKeyLite " + shared.account + ":AAAA"}, 403, "AuthenticationFailed"},
+			{"Accept, no credentials", "/Tables", map[string]string{"Authorization": "", "Accept": "application/json;odata=" + level}, 401, "NoAuthenticationInformation"},
+			{"a missing table", "/" + name + "()?" + format, nil, 404, "TableNotFound"},
+		}
+		for _, tc := range cases {
+			r := shared.raw(t, "GET", tc.path, tc.hdr, nil)
+			wantRawCode(t, r, tc.status, tc.code)
+			if ct := r.Header.Get("Content-Type"); ct != want {
+				t.Errorf("%s, %s: Content-Type %q, want %q", level, tc.what, ct, want)
+			}
+		}
 	}
 }

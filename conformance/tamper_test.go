@@ -256,8 +256,11 @@ func TestSASRefusals(t *testing.T) {
 		{name: "expired", good: serviceQ(svc), bad: serviceQ(svc.with("se", sasTime(-time.Minute))), status: 403, code: "AuthenticationFailed"},
 		{name: "not yet valid", good: serviceQ(svc.with("st", sasTime(-time.Minute))), bad: serviceQ(svc.with("st", sasTime(10*time.Minute))), status: 403, code: "AuthenticationFailed"},
 		{name: "wrong permission", good: serviceQ(svc), bad: serviceQ(svc.with("sp", "aud")), status: 403, code: "AuthorizationPermissionMismatch"},
-		{name: "out-of-range key", good: serviceQ(svc.with("spk", "a", "epk", "b")), bad: serviceQ(svc.with("spk", "c")), status: 403, code: "AuthorizationFailure"},
-		{name: "out-of-range row", good: serviceQ(svc.with("spk", "b", "srk", "5")), bad: serviceQ(svc.with("spk", "b", "srk", "6")), status: 403, code: "AuthorizationFailure"},
+		// A read outside the key range finds nothing; a write is refused
+		// (docs/protocol.md 0.1).
+		{name: "out-of-range key", good: serviceQ(svc.with("spk", "a", "epk", "b")), bad: serviceQ(svc.with("spk", "c")), status: 404, code: "ResourceNotFound"},
+		{name: "out-of-range row", good: serviceQ(svc.with("spk", "b", "srk", "5")), bad: serviceQ(svc.with("spk", "b", "srk", "6")), status: 404, code: "ResourceNotFound"},
+		{name: "out-of-range write", method: "DELETE", good: serviceQ(svc.with("sp", "d", "spk", "b")), bad: serviceQ(svc.with("sp", "d", "spk", "c")), status: 403, code: "AuthorizationFailure"},
 		{name: "wrong table", good: serviceQ(svc), bad: serviceQ(svc.with("tn", "other")), status: 403, code: "AuthorizationFailure"},
 		{name: "wrong IP", good: serviceQ(svc.with("sip", "127.0.0.0-127.0.0.9")), bad: serviceQ(svc.with("sip", "10.0.0.1")), status: 403, code: "AuthorizationSourceIPMismatch"},
 		{name: "https required", good: serviceQ(svc.with("spr", "https,http")), bad: serviceQ(svc.with("spr", "https")), status: 403, code: "AuthorizationProtocolMismatch"},

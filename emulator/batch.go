@@ -45,6 +45,7 @@ type batchOp struct {
 	part   *batchPart
 	op     auth.Op
 	get    bool        // Get Entity (the only query a batch may hold)
+	hidden bool        // a get outside the SAS key range: not found (authz.go hidden)
 	w      entityWrite // the write, or for get the keys
 	res    resource    // what the operation's URL addresses
 	level  wire.Level  // metadata level of its response body
@@ -190,6 +191,11 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		r.URL.RawQuery = target[q+1:]
 		target = target[:q]
 	}
+	// The level is read first so that any refusal of this operation
+	// carries it (writeError, errors.go); its own error waits until after
+	// authorization, as for a single request.
+	var lvlErr error
+	o.level, lvlErr = memo.level(r)
 	res, err := memo.resource(s, c, target)
 	if err != nil {
 		return err
@@ -231,8 +237,8 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 			return err
 		}
 	}
-	if o.level, err = memo.level(r); err != nil {
-		return err
+	if lvlErr != nil {
+		return lvlErr
 	}
 	if o.w.kind == opInsert {
 		e, err := decodeEntityBody(p.body, "", "", false)
@@ -246,7 +252,9 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		return res.keyErr
 	}
 	o.w.pk, o.w.rk = res.pk, res.rk
-	if err := c.inScope(res.pk, res.rk); err != nil {
+	if o.get {
+		o.hidden = c.hidden(res.pk, res.rk)
+	} else if err := c.inScope(res.pk, res.rk); err != nil {
 		return err
 	}
 	if o.get {
@@ -371,7 +379,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 		var err error
 		if t, err = tx.GetTable(c.res.account, table); err != nil {
 			// A missing table fails the first operation (docs/protocol.md 7.4).
-			err = failAt(&fail, 0, storeErr(err))
+			err = failAt(&fail, 0, missingTable(table, err))
 			if fail != nil {
 				fail.group = true
 			}
@@ -379,7 +387,9 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 		}
 		for i := range ops {
 			o := &ops[i]
-			if o.get {
+			if o.hidden {
+				err = outOfRangeRead()
+			} else if o.get {
 				o.stored, err = tx.GetEntity(t, o.w.pk, o.w.rk)
 				err = storeErr(err)
 			} else {

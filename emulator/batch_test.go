@@ -509,6 +509,7 @@ func TestBatchServiceSAS(t *testing.T) {
 		}
 		return g
 	}
+	var lastBody string
 	run := func(g *auth.Grant, body string) outcome {
 		body = strings.ReplaceAll(body, "HOST", strings.TrimPrefix(hs.URL, "http://"))
 		req := httptest.NewRequest("POST", hs.URL+"/devstoreaccount1/$batch", strings.NewReader(body))
@@ -522,7 +523,8 @@ func TestBatchServiceSAS(t *testing.T) {
 		if err := s.batch(c); err != nil {
 			t.Fatal(err)
 		}
-		return outcomeOf(&sent{rec.Result(), rec.Body.String()})
+		lastBody = rec.Body.String()
+		return outcomeOf(&sent{rec.Result(), lastBody})
 	}
 	// Add only: inserts pass, a delete is refused at its index.
 	if o := run(grant("a", "", ""), changeset(insertOp("k", "1"), insertOp("k", "2"))); o.errorCode != "" {
@@ -552,6 +554,30 @@ func TestBatchServiceSAS(t *testing.T) {
 	}
 	if st := entityStatus(t, hs, "batchtbl", "k", "3"); st != 404 {
 		t.Fatalf("a refused batch wrote an entity: %d", st)
+	}
+	// A point read outside the range finds nothing, although (k, 1)
+	// exists: 404 ResourceNotFound, as live answers a single Get Entity
+	// (docs/protocol.md 0.1); its part carries the level it asked for.
+	get := func(pk, rk string) string {
+		return crlf("--batch_t\nContent-Type: application/http\n\nGET http://HOST/devstoreaccount1/batchtbl(PartitionKey='" + pk +
+			"',RowKey='" + rk + "') HTTP/1.1\nAccept: application/json;odata=nometadata\n\n--batch_t--\n")
+	}
+	if o := run(grant("r", "a", "j"), get("k", "1")); o.code != "ResourceNotFound" || len(o.parts) != 1 || o.parts[0] != 404 {
+		t.Fatalf("%+v\n%s", o, lastBody)
+	}
+	if !strings.Contains(lastBody, "Content-Type: application/json;odata=nometadata;") {
+		t.Fatalf("the failed part does not carry the level it asked for:\n%s", lastBody)
+	}
+	if o := run(grant("r", "a", "z"), get("k", "1")); o.errorCode != "" || len(o.parts) != 1 || o.parts[0] != 200 {
+		t.Fatalf("%+v\n%s", o, lastBody)
+	}
+	// A refusal by permission, found before the operation's level is
+	// used, carries that level too.
+	if o := run(grant("a", "", ""), get("k", "1")); o.code != "AuthorizationPermissionMismatch" {
+		t.Fatalf("%+v\n%s", o, lastBody)
+	}
+	if !strings.Contains(lastBody, "Content-Type: application/json;odata=nometadata;") {
+		t.Fatalf("the refused part does not carry the level it asked for:\n%s", lastBody)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tableemu/tableemu"
@@ -105,6 +106,14 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 			}
 		}
 	}
+	if next == w.entity {
+		next = &edm.Entity{PartitionKey: w.entity.PartitionKey, RowKey: w.entity.RowKey, Properties: slices.Clone(w.entity.Properties)}
+	}
+	// An entity written by Update, Merge or either upsert keeps its
+	// properties sorted by name, where an insert keeps the order sent: the
+	// live service answers so every time its recordings show it
+	// (docs/protocol.md 4.1; docs/replay.md).
+	slices.SortFunc(next.Properties, func(a, b edm.Property) int { return strings.Compare(a.Name, b.Name) })
 	if err := tx.PutEntity(t, next, prev); err != nil {
 		return nil, storeErr(err)
 	}
@@ -112,7 +121,8 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 }
 
 // merge applies a Merge body to the stored entity: properties in the body
-// replace value and type, the others stay, in their order (docs/protocol.md 3.12).
+// replace value and type, the others stay (docs/protocol.md 3.12); apply then
+// sorts the result by name.
 func merge(old, body *edm.Entity) *edm.Entity {
 	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey}
 	out.Properties = make([]edm.Property, 0, len(old.Properties)+len(body.Properties))
@@ -175,13 +185,27 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, er
 }
 
 // entityTable reads the table of an entity operation; a missing table is
-// 404 TableNotFound for every entity operation (docs/protocol.md 0.1).
+// 404 TableNotFound for every entity operation, unless its name breaks the
+// naming rules (docs/protocol.md 0.1).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
 	t, err := tx.GetTable(c.res.account, c.res.table)
 	if err != nil {
-		return t, storeErr(err)
+		return t, missingTable(c.res.table, err)
 	}
 	return t, nil
+}
+
+// missingTable is the error of an entity operation whose table lookup
+// failed with err. No table can have a name that breaks the rules, so the
+// name is checked only here, off the path of every request that finds its
+// table.
+func missingTable(name string, err error) error {
+	if errors.Is(err, store.ErrTableNotFound) {
+		if nameErr := entityTableNameError(name); nameErr != nil {
+			return nameErr
+		}
+	}
+	return storeErr(err)
 }
 
 // runWrite applies one entity write in its own transaction and returns
@@ -230,6 +254,18 @@ func (s *Server) insertEntity(c *call) error {
 	}
 	e, err := decodeEntityBody(body, "", "", false)
 	if err != nil {
+		if tableemu.From(err).Code == tableemu.PropertiesNeedValue {
+			// The service finds the table before it misses the keys: a
+			// body without them to a missing table is 404 TableNotFound
+			// (docs/protocol.md 0.1, the create-table body sent below a
+			// table name).
+			if lookErr := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
+				_, err := entityTable(tx, c)
+				return err
+			}); lookErr != nil {
+				return lookErr
+			}
+		}
 		return err
 	}
 	if err := c.inScope(e.PartitionKey, e.RowKey); err != nil {

@@ -47,6 +47,17 @@ func (c *call) writeError(err error) {
 		c.w.Write(b)
 		return
 	}
+	// A JSON error carries the metadata level the request asked for in
+	// its Content-Type, like a success (docs/protocol.md 8.1): live answers
+	// a refused request with $format=…odata=fullmetadata with
+	// "application/json; odata=fullmetadata; …" (.NET SDK recording
+	// ValidateAccountSasCredentialsWithResourceTypesAsync, replayed by
+	// conformance/replay_test.go). Errors found before the operation
+	// negotiated its level — authentication, authorization, the URL — would
+	// otherwise say minimalmetadata. The body is the same at every level.
+	if lvl, nerr := negotiate(c.r); nerr == nil {
+		c.level = lvl
+	}
 	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))
 }
 

@@ -93,7 +93,9 @@ func mediaLevel(item string) (wire.Level, mediaKind) {
 func (c *call) writeJSON(status int, body []byte) {
 	h := c.w.Header() // canonical names straight in the map: see ServeHTTP
 	h["Content-Type"] = []string{c.level.ContentType()}
-	h["Cache-Control"] = noCacheHeader
+	if !c.uncached {
+		h["Cache-Control"] = noCacheHeader
+	}
 	h["X-Content-Type-Options"] = nosniffHeader
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	c.w.WriteHeader(status)

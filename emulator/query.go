@@ -13,9 +13,10 @@ import (
 // getEntity: GET /<table>(PK,RK), with an optional $select
 // (docs/protocol.md 3.9).
 func (s *Server) getEntity(c *call) error {
-	if err := c.addressed(); err != nil {
-		return err
+	if c.res.keyErr != nil {
+		return c.res.keyErr
 	}
+	hidden := c.hidden(c.res.pk, c.res.rk) // outside the SAS key range: not found
 	sel, err := odata.ParseSelect(c.r.URL.Query().Get("$select"))
 	if err != nil {
 		return filterErr(err)
@@ -31,6 +32,9 @@ func (s *Server) getEntity(c *call) error {
 		var err error
 		if t, err = entityTable(tx, c); err != nil {
 			return err
+		}
+		if hidden {
+			return outOfRangeRead()
 		}
 		e, err = tx.GetEntity(t, c.res.pk, c.res.rk)
 		return storeErr(err)

@@ -18,6 +18,15 @@ const (
 	kEntities                    // "/name", "/name()"
 	kEntity                      // "/name(PartitionKey='p',RowKey='r')"
 	kBatch                       // "/$batch"
+	// A table name before another resource, "/<t>/<rest>": a client given
+	// a table's URL as its account endpoint (a TableClient built from
+	// ".../account/t" puts its requests below it). The service reads the
+	// first segment as the table (docs/protocol.md 0.1); these kinds are the
+	// forms whose answers are known.
+	kUnderTableTables  // "/<t>/Tables", "/<t>/Tables()"
+	kUnderTableTable   // "/<t>/Tables('x')"
+	kUnderTableBatch   // "/<t>/$batch"
+	kUnderTableService // "/<t>/" with ?restype=service
 )
 
 // resource is the parsed request target.
@@ -106,6 +115,18 @@ func (s *Server) parseResource(host, requestURI string) (resource, *tableemu.Err
 	case len(path) >= len("Tables('')") && strings.HasPrefix(path, "Tables('") && strings.HasSuffix(path, "')"):
 		res.kind = kTable
 		res.table = strings.ReplaceAll(path[len("Tables('"):len(path)-2], "''", "'")
+	case strings.Contains(path, "/") && !strings.Contains(path[:strings.IndexByte(path, '/')], "("):
+		slash := strings.IndexByte(path, '/')
+		res.table = path[:slash]
+		if res.kind = underTable(path[slash+1:]); res.kind == 0 {
+			// What follows is unknown; a first segment that cannot be a
+			// table name is the mistake to report ("a//" from a client
+			// given that name: docs/protocol.md 0.1).
+			if err := entityTableNameError(res.table); err != nil {
+				return res, err
+			}
+			return res, tableemu.New(tableemu.InvalidUri)
+		}
 	default:
 		open := strings.IndexByte(path, '(')
 		if open < 0 {
@@ -133,6 +154,22 @@ func (s *Server) parseResource(host, requestURI string) (resource, *tableemu.Err
 		res.keyErr = urlKeyError(pk, rk)
 	}
 	return res, nil
+}
+
+// underTable is the kind of "<rest>" in "/<t>/<rest>", or 0 for the forms
+// tableemu does not know the service's answer to (400 InvalidUri).
+func underTable(rest string) resKind {
+	switch {
+	case rest == "Tables" || rest == "Tables()":
+		return kUnderTableTables
+	case strings.HasPrefix(rest, "Tables(") && strings.HasSuffix(rest, ")"):
+		return kUnderTableTable
+	case rest == "$batch":
+		return kUnderTableBatch
+	case rest == "":
+		return kUnderTableService
+	}
+	return 0
 }
 
 // hostAccount returns the account named by a host-style Host header,

@@ -46,6 +46,17 @@ func (s *Server) routes() *mux.Router {
 		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.getServiceProperties, true},
 		{[]string{"PUT"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.setServiceProperties, true},
 		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.getServiceStats, true},
+		// Below a table name (undertable.go).
+		{[]string{"POST"}, kUnderTableTables, nil, nil, auth.InsertEntity, s.insertEntity, false},
+		{[]string{"GET"}, kUnderTableTables, nil, nil, auth.QueryEntities, s.underTableQuery, false},
+		{[]string{"GET"}, kUnderTableTable, nil, nil, auth.GetEntity, s.underTableKeys, false},
+		{[]string{"DELETE"}, kUnderTableTable, nil, nil, auth.DeleteEntity, s.underTableKeys, false},
+		{[]string{"PUT"}, kUnderTableTable, nil, nil, auth.InsertOrReplaceEntity, s.underTableKeys, false},
+		{[]string{"MERGE", "PATCH"}, kUnderTableTable, nil, nil, auth.InsertOrMergeEntity, s.underTableKeys, false},
+		{[]string{"POST"}, kUnderTableBatch, nil, nil, auth.Batch, s.underTableBatch, false},
+		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.underTableService, false},
+		{[]string{"PUT"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.underTableService, false},
+		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.underTableService, false},
 	}
 	for _, rt := range table {
 		m := r.Methods(rt.methods...).MatcherFunc(kind(rt.kind))

@@ -140,6 +140,9 @@ type call struct {
 	grant *auth.Grant
 	level wire.Level
 	xml   bool // the operation answers in XML (errors too)
+	// uncached: the answer goes without Cache-Control, as the service
+	// sends a few errors of its URL parser (undertable.go).
+	uncached bool
 
 	status  int
 	errCode tableemu.Code

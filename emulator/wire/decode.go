@@ -49,10 +49,12 @@ const (
 //   - "X@odata.type" may come before or after X and must name a known EDM
 //     type; it is ignored when X is absent or null.
 //   - A key that appears twice is 400 DuplicatePropertiesSpecified.
-//   - PartitionKey and RowKey must be strings (an Edm.String annotation is
-//     allowed); any other type is 400 InvalidInput, as the live service
-//     answered the Python SDK's numeric, boolean, Double, DateTime, Guid and
-//     Binary keys (azure-data-tables test_table_entity.py encoder tests).
+//   - PartitionKey and RowKey must be JSON strings; a number or a boolean is
+//     400 InvalidInput. An annotation on a key is accepted whatever EDM type
+//     it names, and the key stays the string sent: the Python SDK's encoder
+//     sends DateTime, Guid and Binary keys that way, and the live service
+//     stores them and reads them back as strings (docs/protocol.md 0.1;
+//     azure-data-tables test_table_entity.py, encoder tests of complex keys).
 //   - null omits the property.
 //
 // DecodeEntity checks syntax and types only; limits (name rules, sizes,
@@ -103,12 +105,8 @@ func DecodeEntity(body []byte) (*Decoded, error) {
 			if m.kind == kNull {
 				continue
 			}
-			if m.kind != kString || (typed && t != edm.String) {
-				what := m.kind.String()
-				if typed && t != edm.String {
-					what = t.Name()
-				}
-				return nil, invalidBodyf("%s must be a string, not %s", m.name, what)
+			if m.kind != kString {
+				return nil, invalidBodyf("%s must be a string, not %s", m.name, m.kind)
 			}
 			if m.name == "PartitionKey" {
 				d.Entity.PartitionKey, d.HasPartitionKey = m.text, true
