@@ -22,8 +22,10 @@ import (
 // only those keys: each is deleted, and put back from the snapshot if it
 // was there. The usual test — load fixtures, snapshot, and before each test
 // restore — pays for the entities the previous test wrote, not for the
-// fixtures. Tables the snapshot lacks are retired (gc.go), and tables it
-// has that are gone, or were rewritten more than half, are copied whole.
+// fixtures. Tables deleted since, or retired by a reset, were parked
+// (gc.go) and are taken back the same way. Tables the snapshot lacks are
+// retired; tables it has with no copy left (after switching from another
+// snapshot), or rewritten more than half, are copied whole.
 
 // ErrSnapshotNotFound is returned for a snapshot name the account does not
 // have.
