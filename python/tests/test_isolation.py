@@ -89,9 +89,11 @@ def test_clean_option(pytester):
 
 
 def test_clean_fixture(pytester):
-    pytester.makepyfile(INNER.replace("def test_two(tableemu):", "def test_two(tableemu_clean):").replace("names(tableemu)", "names(tableemu_clean)"))
+    # Only the test that asks for tableemu_clean starts from an empty account.
+    pytester.makepyfile(INNER + "\n\ndef test_three(tableemu_clean):\n    assert names(tableemu_clean) == []\n")
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    r.assert_outcomes(passed=2)
+    r.assert_outcomes(passed=2, failed=1)
+    r.stdout.fnmatch_lines(["*test_two*"])
 
 
 def test_clean_against_another_endpoint_says_so(pytester, monkeypatch):
