@@ -40,6 +40,9 @@ import (
 // entities, short enough for a request queued behind it.
 const gcChunk = 1000
 
+// gcRetry is how long the collector waits after a step failed.
+const gcRetry = 10 * time.Second
+
 // retiredAccount is the account of retired tables: no account has an empty name
 // (account names are 3 to 24 letters and digits).
 const retiredAccount = ""
@@ -77,20 +80,24 @@ func (c *collector) wake() {
 
 func (s *Store) collect() {
 	defer close(s.gc.done)
+	var retry <-chan time.Time // after a failed step; nil: none
 	for {
 		select {
 		case <-s.gc.stop:
 			return
 		case <-s.gc.kick:
+		case <-retry:
 		}
+		retry = nil
 		for {
 			start := time.Now()
 			more, err := s.collectStep(context.Background())
 			if err != nil {
 				if !errors.Is(err, ErrClosed) {
-					// Retried at the next wake-up (the next reset or
-					// restore, or the next start).
-					log.Printf("deleting the data of retired tables and snapshots: %v", err)
+					// A full disk, say: tried again in a while, or at
+					// the next wake-up.
+					log.Printf("deleting the data of retired tables and snapshots: %v; trying again in %v", err, gcRetry)
+					retry = time.After(gcRetry)
 				}
 				break
 			}
