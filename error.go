@@ -68,6 +68,11 @@ const (
 	XMethodIncorrectCount                   Code = "XMethodIncorrectCount"
 	XMethodIncorrectValue                   Code = "XMethodIncorrectValue"
 	XMethodNotUsingPost                     Code = "XMethodNotUsingPost"
+
+	// tableemu's own, for its reset and snapshot endpoints under
+	// /_tableemu/ (docs/isolation.md); the service has no snapshots.
+	InvalidSnapshotName Code = "InvalidSnapshotName"
+	SnapshotNotFound    Code = "SnapshotNotFound"
 )
 
 type entry struct {
@@ -126,6 +131,8 @@ var table = map[Code]entry{
 	XMethodIncorrectCount:                   {400, "More than one X-HTTP-Method is specified."},
 	XMethodIncorrectValue:                   {400, "The specified X-HTTP-Method is invalid."},
 	XMethodNotUsingPost:                     {400, "The request uses X-HTTP-Method with an HTTP verb other than POST."},
+	InvalidSnapshotName:                     {400, "The snapshot name is not valid."},
+	SnapshotNotFound:                        {404, "The specified snapshot does not exist."},
 }
 
 // Error is an Azure error: a code, its HTTP status and the message sent in

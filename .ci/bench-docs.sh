@@ -2,7 +2,8 @@
 # Runs docs/benchmarks.md's "Reproduce" block as a reader would, shortened: the
 # same five servers (tableemu in its three modes, Azurite 3.37 in memory,
 # the bare reference server) and the same tablebench command, with two
-# small workloads of one 1-second round instead of the full 8-second run.
+# small workloads of one 1-second round instead of the full 8-second run;
+# then its "Test isolation" block, on 100 entities and one run.
 # Paths under /tmp move to a private directory. Fails if any command fails
 # or a target is missing from tablebench's table.
 set -euo pipefail
@@ -30,3 +31,20 @@ for t in tableemu tableemu-fsync tableemu-memory azurite-memory bare; do
   done
 done
 echo "docs/benchmarks.md's Reproduce block ran (shortened)"
+
+# Its "Test isolation" block, after the Reproduce block's builds, on 100
+# entities, one run, and the Go benchmark once.
+iso=$(awk '/^## Test isolation/{r=1} r&&/^```sh$/{b=1; next} b&&/^```$/{exit} b{print}' docs/benchmarks.md)
+grep -q 'tablebench -isolation' <<<"$iso" || { echo "no Test isolation block with tablebench -isolation in docs/benchmarks.md"; exit 1; }
+short=${iso//\/tmp\//$work\/}
+short=${short//-sizes 1000,10000,100000 -runs 5/-sizes 100 -runs 1}
+short=${short//-benchtime 20x/-benchtime 1x}
+[ "$(grep -c -- '-sizes 100 -runs 1' <<<"$short")" = 2 ] && grep -q -- '-benchtime 1x' <<<"$short" ||
+  { echo "docs/benchmarks.md: the Test isolation lines changed; update .ci/bench-docs.sh"; exit 1; }
+if ! bash -euo pipefail -c "$short" >"$work/iso.out" 2>"$work/iso.err"; then
+  cat "$work/iso.err" "$work/iso.out"; exit 1
+fi
+cat "$work/iso.out"
+[ "$(grep -c '^| 100 | ' "$work/iso.out")" = 2 ] || { echo "FAIL: tablebench -isolation printed no row for 100 entities"; exit 1; }
+grep -q '^BenchmarkIsolation/restore-whole/100000' "$work/iso.out" || { echo "FAIL: no BenchmarkIsolation lines"; exit 1; }
+echo "docs/benchmarks.md's Test isolation block ran (shortened)"

@@ -3,7 +3,8 @@
 #   1. every fuzz target for FUZZTIME (default 20s; FuzzBatch 60s) each,
 #      one at a time;
 #   2. the crash test against the real binary, TABLEEMU_CRASH_CYCLES (default
-#      50) kill -9 cycles in each durability mode (default and --fsync), with
+#      50) kill -9 cycles in each durability mode (default and --fsync), and
+#      as many kills during resets and restores (TestRestoreCrash), with
 #      the concurrency, hostile-input, shutdown and storage-fault tests,
 #      printing their numbers;
 #   3. the race detector over the whole suite (the crash test at 3 cycles
@@ -67,7 +68,7 @@ done
 echo "== crash test ($CYCLES cycles in each durability mode) and the other reliability tests"
 s=$(date +%s)
 if ! TABLEEMU_CRASH_CYCLES=$CYCLES go test ./conformance -count=1 -v -timeout=20m \
-  -run='^(TestCrashRecovery|TestGracefulShutdown|TestConcurrentCounter|TestHostileSizes|TestHostileMalformedBodies|TestSlowClients|TestManyConnections|TestReadOnlyDataDirectory|TestDiskFull|TestDamagedDatabase)$' \
+  -run='^(TestCrashRecovery|TestRestoreCrash|TestGracefulShutdown|TestConcurrentCounter|TestHostileSizes|TestHostileMalformedBodies|TestSlowClients|TestManyConnections|TestReadOnlyDataDirectory|TestDiskFull|TestDamagedDatabase)$' \
   >"$log/conformance" 2>&1; then
   cat "$log/conformance"
   echo "FAIL: reliability tests"

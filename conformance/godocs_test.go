@@ -228,9 +228,9 @@ func TestReadmeConnect(t *testing.T) {
 }
 
 // TestGoDocsEmbedding: in a new module, docs/go.md's "Embed it in Go tests"
-// test file and then the section's commands, in the doc's order, make the
-// module depend on github.com/tableemu/tableemu as published (modProxy),
-// and the test passes. Its emulator calls are the ones
+// test file (and docs/isolation.md's "From Go" one beside it) and then the
+// section's commands, in the doc's order, make the module depend on
+// github.com/tableemu/tableemu as published (modProxy), and the tests pass. Its emulator calls are the ones
 // emulator/example_test.go makes, so the runnable example and the doc say
 // the same. Then "Install the program": go install of the published
 // module, and its --version names that version.
@@ -247,6 +247,10 @@ func TestGoDocsEmbedding(t *testing.T) {
 	run(t, env, dir, "go mod init example.com/app")
 	code := oneBlock(t, sec, "go")
 	must(t, os.WriteFile(filepath.Join(dir, "orders_test.go"), []byte(code), 0o644))
+	// docs/isolation.md's Go test file is written beside it, as that
+	// section says, and runs with it.
+	isolation := oneBlock(t, section(t, repoFile(t, "docs/isolation.md"), "From Go"), "go")
+	must(t, os.WriteFile(filepath.Join(dir, "isolation_test.go"), []byte(isolation), 0o644))
 	commands := oneBlock(t, sec, "sh")
 	if !strings.HasSuffix(commands, "go test ./...\n") {
 		t.Fatalf("the commands should end by running the test:\n%s", commands)
@@ -255,6 +259,9 @@ func TestGoDocsEmbedding(t *testing.T) {
 	out := run(t, env, dir, "go test -count=1 -v ./...")
 	if !strings.Contains(out, "--- PASS: TestOrders") {
 		t.Errorf("the doc's test did not pass:\n%s", out)
+	}
+	if !strings.Contains(out, "--- PASS: TestWithFixtures") || !strings.Contains(out, "--- PASS: TestWithFixtures/sees_the_fixtures") {
+		t.Errorf("docs/isolation.md's test did not pass:\n%s", out)
 	}
 	if mod := run(t, env, dir, "go list -m "+modulePath); strings.TrimSpace(mod) != modulePath+" "+testVersion {
 		t.Errorf("the module depends on %q, want the published stand-in %s", mod, testVersion)

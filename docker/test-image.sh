@@ -24,9 +24,11 @@
 #    image's PATH, in its WORKDIR), as the image's user, with the image's
 #    Env only, as PID 1 of a PID namespace — as a container would.
 # 5. Runs the image's HEALTHCHECK command and the Go conformance suite
-#    against the connection string the server printed; then stops the
-#    server with SIGTERM (what `docker stop` sends) and expects a clean
-#    exit, after which the healthcheck must fail.
+#    against the connection string the server printed, and
+#    docs/isolation.md's `docker exec` lines (tableemu reset and snapshot
+#    in the container); then stops the server with SIGTERM (what `docker
+#    stop` sends) and expects a clean exit, after which the healthcheck
+#    must fail.
 # 6. Starts it again with extra arguments and AZURITE_ACCOUNTS, which must
 #    pass through, and runs part of the suite against the custom account.
 # 7. docker/test-compat.sh: starts the image as each Azurite command line
@@ -295,6 +297,20 @@ healthcheck || die "the healthcheck fails against a running server"
 
 step "conformance tests against $cs"
 conformance "$cs"
+
+# docs/isolation.md's `docker exec tables tableemu ...` lines: the image's
+# tableemu run in the container as docker exec runs it (the image's user
+# and Env) resets and snapshots the server there, over its loopback.
+step "docs/isolation.md's docker exec lines"
+mapfile -t execs < <(sed -n 's/^docker exec tables //p' docs/isolation.md)
+[ ${#execs[@]} -ge 2 ] || die "docs/isolation.md has no docker exec lines"
+for line in "${execs[@]}"; do
+	# shellcheck disable=SC2086 # the doc's words, split as the shell would
+	out=$(in_ns timeout 10 env -i "${env[@]}" "$chroot_bin" --userspec="$uid:$gid" "$rootfs" $line) ||
+		die "docker exec tables $line: failed"
+	echo "$out"
+	grep -q '(http://127.0.0.1:10002)$' <<<"$out" || die "docker exec tables $line: it did not reach the server in the container"
+done
 
 step "stopping with SIGTERM"
 stop "$log1"

@@ -12,9 +12,10 @@ import (
 // reaches the data through the Table API with credentials, like any SDK.
 
 // isExplorerPath reports whether a request path belongs to the explorer:
-// /_tableemu and everything under /_tableemu/ except the insights report.
+// /_tableemu and everything under /_tableemu/ except the insights report
+// and the isolation endpoints (isolation_http.go).
 func isExplorerPath(p string) bool {
-	return p == "/_tableemu" || strings.HasPrefix(p, explorer.Prefix) && p != "/_tableemu/insights"
+	return p == "/_tableemu" || strings.HasPrefix(p, explorer.Prefix) && p != "/_tableemu/insights" && !isIsolationPath(p)
 }
 
 func newExplorer(cfg Config) http.Handler {

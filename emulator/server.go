@@ -194,6 +194,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveInsights(c)
 		return
 	}
+	if isIsolationPath(r.URL.Path) {
+		s.serveIsolation(c) // reset and snapshots (isolation_http.go)
+		return
+	}
 	if isExplorerPath(r.URL.Path) {
 		s.explorer.ServeHTTP(sw, r)
 		return

@@ -32,6 +32,8 @@ func writeHelp(w io.Writer, fs *flag.FlagSet) {
 	var b strings.Builder
 	b.WriteString(`Usage: tableemu [flags]
        tableemu healthcheck [flags]    (tableemu healthcheck --help)
+       tableemu reset [flags]          (tableemu reset --help)
+       tableemu snapshot save|restore|delete NAME, tableemu snapshot list
 
 tableemu serves the Azure Table storage API from a SQLite file, with Azurite's
 command line, port, account and key. With no flags it serves
@@ -93,6 +95,11 @@ Commands:
   healthcheck [--tableHost H] [--tablePort P] [--cert F --key F]
         exit 0 if a server answers at the address these flags give (the
         container image's HEALTHCHECK); other server flags are ignored
+  reset [--account NAME | --allAccounts] [--location DIR] [server flags]
+        return an account to the state of a new server, on the running
+        server or in DIR (docs/isolation.md)
+  snapshot save|restore|delete NAME, snapshot list [same flags]
+        save an account's state under NAME, put it back, delete it, list
 
 Exit status: 0 after a clean stop (SIGINT or SIGTERM), --help or --version;
 1 when the server cannot start or fails; 2 for a bad command line or

@@ -18,9 +18,10 @@
 #    what it does with the published packages.
 # 3. Runs every snippet of npm/tableemu/README.md (the blocks marked
 #    `<!-- npm/test.sh: GROUP -->`, written out by npm/test/snippets.js):
-#    the shell lines, the example script, and the vitest, jest and mocha
+#    the shell lines, the example scripts, and the vitest, jest and mocha
 #    setups with their test files (create a table, upsert, get, query
-#    through @azure/data-tables).
+#    through @azure/data-tables); and docs/isolation.md's vitest set-up
+#    (snapshot, restore before each test, reset).
 # 4. Checks the launcher (version, SIGTERM and SIGINT through npx and
 #    directly, a killed server, an unsupported platform, a missing platform
 #    package, TABLEEMU_BINARY), the helper (npm/test/helper.test.js with
@@ -237,9 +238,10 @@ check "platform package not installed: exit 1, one line naming it and the altern
 check "TABLEEMU_BINARY runs that binary, even on an unsupported platform" \
   test "$(TABLEEMU_BINARY=$tmp/dist/tableemu-$gohost fake aix ppc64 | head -1)" = "tableemu $version"
 
-step "README: the example script"
+step "README: the example scripts"
 cp -R "$tmp/snippets/script/." "$proj/"
 check "node example.mjs prints Ada" test "$(cd "$proj" && node example.mjs)" = Ada
+check "node isolation.mjs (snapshot, restore, reset) prints Ada" test "$(cd "$proj" && node isolation.mjs)" = Ada
 
 # runner NAME DIR CMD...: runs a test runner in DIR; its JSON report
 # ($tmp/NAME.json) must count at least one passed test and none failed,
@@ -269,6 +271,16 @@ runner vitest "$proj/vitest" npx vitest run --reporter=default --reporter=json -
 cp "$proj/jest/tables.test.js" "$proj/jest/tables.again.test.js"
 runner jest "$proj/jest" npx jest --maxWorkers=2 --json --outputFile="$tmp/jest.json"
 runner mocha "$proj/mocha" npx mocha --reporter json --reporter-option "output=$tmp/mocha.json"
+# docs/isolation.md's vitest set-up: setup() in globalSetup, and the test
+# file restoring a snapshot before each test through the module-level
+# functions, in the worker.
+node npm/test/snippets.js docs/isolation.md "$tmp/isolation" >"$tmp/isolation.list"
+if [ -d "$tmp/isolation/isolation" ]; then
+  cp -R "$tmp/isolation/isolation" "$proj/isolation"
+  runner isolation "$proj/isolation" npx vitest run --reporter=default --reporter=json --outputFile="$tmp/isolation.json"
+else
+  bad "docs/isolation.md has the isolation snippets"
+fi
 
 step "the helper (npm/test/helper.test.js, node --test)"
 cp npm/test/helper.test.js "$proj/"

@@ -6,6 +6,8 @@
 //
 //	tablebench -target 'tableemu,1234,DefaultEndpointsProtocol=http;AccountName=…;AccountKey=…;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;' \
 //	           -target 'azurite,5678,…' -workloads insert,point,range -duration 10s -rounds 3
+//
+// tablebench -isolation measures resets and restores instead (isolation.go).
 package main
 
 import (
@@ -43,6 +45,11 @@ func main() {
 }
 
 func run(args []string) error {
+	for _, a := range args {
+		if a == "-isolation" || a == "--isolation" {
+			return runIsolation(args) // isolation.go
+		}
+	}
 	fs := flag.NewFlagSet("tablebench", flag.ContinueOnError)
 	var targets targetList
 	fs.Var(&targets, "target", "name,pid,connection-string (repeat; pid may be empty; loopback only)")

@@ -25,8 +25,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
-		os.Exit(healthcheck(os.Args[2:], os.Stdout, os.Stderr)) // healthcheck.go
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "healthcheck":
+			os.Exit(healthcheck(os.Args[2:], os.Stdout, os.Stderr)) // healthcheck.go
+		case "reset", "snapshot":
+			os.Exit(isolation(os.Args[1], os.Args[2:], os.Stdout, os.Stderr)) // isolation.go
+		}
 	}
 	os.Exit(run(commandName(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
 }

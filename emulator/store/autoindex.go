@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strconv"
@@ -228,7 +229,10 @@ func (s *Store) buildIndex(k indexKey, types []edm.Type) {
 	table := fmt.Sprintf("#%d", k.tid) // for the log line: the table's name once read
 	err := s.Update(context.Background(), func(tx *Tx) error {
 		var account, name string
-		if tx.queryRow(`SELECT account, name FROM tables WHERE id = ?`, k.tid).Scan(&account, &name) == nil {
+		switch err := tx.queryRow(`SELECT account, name FROM tables WHERE id = ?`, k.tid).Scan(&account, &name); {
+		case errors.Is(err, errNoRows) || err == nil && account == retiredAccount:
+			return nil // deleted, or retired by a reset or restore (gc.go), since the scans
+		case err == nil:
 			table = account + "/" + name
 		}
 		var n int

@@ -113,7 +113,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 	}
 	single := len(group) == 1
 	ok := 0
-	tablesChanged := false
+	tablesChanged, garbage := false, false
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -132,6 +132,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		case r.err == nil && r.pan == nil:
 			ok++
 			tablesChanged = tablesChanged || tx.tablesChanged
+			garbage = garbage || tx.garbage
 			if !single {
 				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
 					r.err = err
@@ -168,6 +169,10 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		// end it so the next group starts clean.
 		c.exec(bg, "ROLLBACK")
 		fail(err)
+		return
+	}
+	if garbage {
+		s.gc.wake()
 	}
 }
 

@@ -40,7 +40,7 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 		return err
 	}
 	e.Timestamp = ts
-	return nil
+	return tx.noteChange(t, e.PartitionKey, e.RowKey)
 }
 
 // PutEntity writes e whether or not it exists (replacing every property)
@@ -56,7 +56,7 @@ func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 		return err
 	}
 	e.Timestamp = ts
-	return nil
+	return tx.noteChange(t, e.PartitionKey, e.RowKey)
 }
 
 // DeleteEntity removes an entity; ErrEntityNotFound if absent.
@@ -70,5 +70,5 @@ func (tx *Tx) DeleteEntity(t Table, pk, rk string) error {
 	if n == 0 {
 		return ErrEntityNotFound
 	}
-	return nil
+	return tx.noteChange(t, pk, rk)
 }

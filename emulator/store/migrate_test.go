@@ -180,6 +180,64 @@ func TestMigration0002(t *testing.T) {
 	}
 }
 
+// TestMigration0003: a schema 2 database (no snapshots) keeps its tables,
+// entities, policies and service properties, with no table based on a
+// snapshot (so no write is recorded); then it takes snapshots, restores and
+// resets, and the collector deletes what they retire.
+func TestMigration0003(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := atSchema(t, dir, 2)
+	mustExec(t, c, `INSERT INTO tables (id, account, name, lname, created) VALUES (3, 'devstoreaccount1', 'Orders', 'orders', 638000000000000000)`)
+	mustExec(t, c, `INSERT INTO entities (tid, pk, rk, ts, props) VALUES (3, 'c1', 'o1', 638000000000000001, ?)`,
+		encodeProps([]edm.Property{{Name: "Total", Value: edm.NewDouble(12.5)}}))
+	mustExec(t, c, `INSERT INTO table_acl (tid, pos, id, permission) VALUES (3, 0, 'p1', 'r')`)
+	mustExec(t, c, `INSERT INTO service_properties (account, xml) VALUES ('devstoreaccount1', '<StorageServiceProperties/>')`)
+	c.close()
+
+	s, err := Open(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open on schema 2: %v", err)
+	}
+	defer s.Close()
+	if v := schemaVersion(t, s); v < 3 {
+		t.Fatalf("schema %d after Open", v)
+	}
+	before := dump(t, s, "devstoreaccount1")
+	if !strings.Contains(before, `"c1" "o1" 638000000000000001 Total=12.5`) || !strings.Contains(before, "acl p1 r") || !strings.Contains(before, "properties true <StorageServiceProperties/>") {
+		t.Fatalf("after migration the account shows\n%s", before)
+	}
+	err = s.Update(ctx, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		if tb.base != 0 {
+			return fmt.Errorf("a migrated table has base %d", tb.base)
+		}
+		if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c1", RowKey: "o2"}); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.queryRow(`SELECT count(*) FROM entity_changes`).Scan(&n); err != nil || n != 0 {
+			return fmt.Errorf("a write to a migrated table was recorded: %d, %v", n, err)
+		}
+		return tx.DeleteEntity(tb, "c1", "o2")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("devstoreaccount1", "migrated"); return err })
+	update(t, s, func(tx *Tx) error { _, err := tx.ResetAccount("devstoreaccount1"); return err })
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "migrated"); return err })
+	if got := dump(t, s, "devstoreaccount1"); got != before {
+		t.Fatalf("reset and restore of the migrated account give\n%s\nwant\n%s", got, before)
+	}
+	if err := s.CollectGarbage(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestNewerSchemaRefused: a database from a later tableemu (user_version
 // past the last migration here) is not opened, and not changed.
 func TestNewerSchemaRefused(t *testing.T) {

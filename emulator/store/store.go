@@ -89,6 +89,7 @@ type Store struct {
 	largestGroup atomic.Int64
 	autoIdx      autoIndexes
 	tables       tableCache
+	gc           collector // deletes what resets and restores retire (gc.go)
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (docs/protocol.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -161,6 +162,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.autoIdx.disabled = opts.NoAutoIndex
 	s.writerDone.Add(1)
 	go s.writer()
+	s.startCollector()
 	return s, nil
 }
 
@@ -223,6 +225,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.autoIdx.wg.Wait() // an index being built holds the writer
+	s.stopCollector()   // it writes through Update too
 	close(s.quit)
 	s.writerDone.Wait()
 	pools := []*pool{s.w}
@@ -325,6 +328,9 @@ type Tx struct {
 	tablesGen uint64
 	// tablesChanged: this write transaction created or deleted a table.
 	tablesChanged bool
+	// garbage: this write transaction retired tables or snapshots, whose
+	// rows the collector deletes once it commits (gc.go).
+	garbage bool
 }
 
 // exec runs SQL and returns how many rows it changed.

@@ -15,6 +15,10 @@ type Table struct {
 	ID      int64
 	Account string
 	Name    string // the case used at creation
+	// base is the snapshot table the entities descend from (0: none);
+	// while it is set, entity writes record their keys (snapshot.go). A
+	// Table passed to a write must come from that write's transaction.
+	base int64
 }
 
 // CreateTable creates a table; ErrTableExists if one with the same name in
@@ -45,8 +49,8 @@ func (tx *Tx) GetTable(account, name string) (Table, error) {
 	}
 	t := Table{Account: account}
 	err := tx.queryRow(
-		`SELECT id, name FROM tables WHERE account = ? AND lname = ?`,
-		account, lname).Scan(&t.ID, &t.Name)
+		`SELECT id, name, coalesce(base, 0) FROM tables WHERE account = ? AND lname = ?`,
+		account, lname).Scan(&t.ID, &t.Name, &t.base)
 	if errors.Is(err, errNoRows) {
 		return Table{}, ErrTableNotFound
 	}
@@ -97,21 +101,17 @@ func (c *tableCache) put(account, lname string, t Table, gen uint64) {
 }
 
 // DeleteTable deletes a table and all its entities; ErrTableNotFound if
-// there is no such table.
+// there is no such table. The table is retired (gc.go): out of reach of
+// every request when this transaction commits, its name free at once, and
+// its entities deleted by the collector afterwards, so that deleting a
+// large table does not hold the writer; a table based on a snapshot is
+// parked instead, for a restore to take back.
 func (tx *Tx) DeleteTable(account, name string) error {
 	t, err := tx.GetTable(account, name)
 	if err != nil {
 		return err
 	}
-	if err := tx.dropIndexes(t.ID); err != nil {
-		return err
-	}
-	if _, err := tx.exec(`DELETE FROM entities WHERE tid = ?`, t.ID); err != nil {
-		return err
-	}
-	_, err = tx.exec(`DELETE FROM tables WHERE id = ?`, t.ID)
-	tx.tablesChanged = true
-	return err
+	return tx.retire([]liveTable{{id: t.ID, base: t.base}})
 }
 
 // TableQuery selects tables for Query Tables.

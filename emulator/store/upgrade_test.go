@@ -34,7 +34,17 @@ import (
 // if the new schema stores data differently, a new fixture beside this one
 // (schema000N.sqlite, written with TABLEEMU_WRITE_FIXTURE=N by
 // TestWriteFixture); keep every older one and its test.
-const fixtureFile = "testdata/schema0002.sqlite"
+//
+// testdata/schema0003.sqlite (migration 0003, snapshots) holds the same
+// content, then what only schema 3 stores (writeSnapshotFixture): a
+// snapshot "fixture" of devstoreaccount1; a table "Scratch" made after it
+// and retired by a restore, left for the collector; and an entity
+// types/after inserted after that restore, recorded as a change of the
+// FixtureTypes table, which is based on the snapshot.
+// TestFixtureReadsBack opens it too: the collector finishes the retired
+// table, a restore takes types/after away, and the rest reads back as in
+// the schema 2 fixture.
+var fixtureFiles = []string{"testdata/schema0002.sqlite", "testdata/schema0003.sqlite"}
 
 // fixtureEpoch is the clock while the fixture was written. Every table
 // creation and insert took the next tick from it (nextTimestamp), in the
@@ -183,6 +193,9 @@ func TestWriteFixture(t *testing.T) {
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.SetServiceProperties("devstoreaccount1", fixtureProperties) }); err != nil {
 		t.Fatal(err)
 	}
+	if version >= 3 {
+		writeSnapshotFixture(t, s)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -233,14 +246,38 @@ func copyFile(t *testing.T, dst, src string) {
 	}
 }
 
-// openFixture opens a copy of the fixture with the current code.
-func openFixture(t *testing.T) *Store {
+// writeSnapshotFixture adds what schema 3 stores to the fixture being
+// written (see fixtureFiles). The collector is stopped first, so that the
+// retired table stays in the file.
+func writeSnapshotFixture(t *testing.T, s *Store) {
+	s.stopCollector()
+	s.gc = collector{}
+	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("devstoreaccount1", "fixture"); return err })
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.CreateTable("devstoreaccount1", "Scratch")
+		if err != nil {
+			return err
+		}
+		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: "r"})
+	})
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "fixture"); return err })
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "FixtureTypes")
+		if err != nil {
+			return err
+		}
+		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "types", RowKey: "after"})
+	})
+}
+
+// openFixture opens a copy of a fixture with the current code.
+func openFixture(t *testing.T, file string) *Store {
 	t.Helper()
 	dir := t.TempDir()
-	copyFile(t, filepath.Join(dir, FileName), fixtureFile)
+	copyFile(t, filepath.Join(dir, FileName), file)
 	s, err := Open(context.Background(), Options{Dir: dir})
 	if err != nil {
-		t.Fatalf("the current code cannot open the schema 2 fixture: %v", err)
+		t.Fatalf("the current code cannot open the fixture %s: %v", file, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -268,8 +305,60 @@ func sameValue(a, b edm.Value) bool {
 // properties document and automatic index of the fixture is read back
 // exactly, and the upgraded database takes writes.
 func TestFixtureReadsBack(t *testing.T) {
+	for _, file := range fixtureFiles {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			s := openFixture(t, file)
+			if strings.HasSuffix(file, "schema0003.sqlite") {
+				checkSnapshotFixture(t, s)
+			}
+			checkFixture(t, s)
+		})
+	}
+}
+
+// checkSnapshotFixture checks what schema 3 adds (writeSnapshotFixture)
+// and restores the snapshot, which leaves the content of the schema 2
+// fixture.
+func checkSnapshotFixture(t *testing.T, s *Store) {
 	ctx := context.Background()
-	s := openFixture(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for rowCount(t, s, "tables") != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the retired table Scratch was not collected after Open")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := s.Update(ctx, func(tx *Tx) error {
+		list, err := tx.Snapshots("devstoreaccount1")
+		if err != nil {
+			return err
+		}
+		want := []Snapshot{{Name: "fixture", Created: edm.TicksFromTime(fixtureEpoch), Tables: 2, Entities: 7}}
+		if !slices.Equal(list, want) {
+			return fmt.Errorf("snapshots %+v, want %+v", list, want)
+		}
+		tb, err := tx.GetTable("devstoreaccount1", "fixturetypes")
+		if err != nil {
+			return err
+		}
+		if _, err := tx.GetEntity(tb, "types", "after"); err != nil {
+			return fmt.Errorf("the entity written after the restore: %w", err)
+		}
+		if _, err := tx.RestoreSnapshot("devstoreaccount1", "fixture"); err != nil {
+			return err
+		}
+		if after, _ := tx.GetTable("devstoreaccount1", "fixturetypes"); after.ID != tb.ID {
+			return fmt.Errorf("the restore copied FixtureTypes whole instead of undoing the one recorded change")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkFixture(t *testing.T, s *Store) {
+	ctx := context.Background()
 	if v, latest := schemaVersion(t, s), latestMigration(t); v != latest {
 		t.Fatalf("after Open the fixture is at schema %d, want %d", v, latest)
 	}

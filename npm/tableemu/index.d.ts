@@ -52,7 +52,40 @@ export interface Emulator {
   process: ChildProcess;
   /** SIGTERM, then wait for the exit (SIGKILL after `graceMs`, default 10000). Exit code 0 is a clean stop. */
   stop(graceMs?: number): Promise<Exit>;
-  // reset(): comes with issue 27 (endpoints that empty the store or restore a snapshot).
+  /** Return the first account to the state of a fresh server: no tables, default service properties.
+   * Its snapshots stay. Atomic: a request running meanwhile sees before or after. See docs/isolation.md. */
+  reset(): Promise<ResetResult>;
+  /** Save the account's state (tables, entities, policies, service properties) as `name`, replacing one of that name. */
+  snapshot(name: string): Promise<SnapshotInfo>;
+  /** Put the account back as snapshot `name` saved it, in one transaction. */
+  restore(name: string): Promise<SnapshotInfo>;
+  /** Delete snapshot `name`. */
+  deleteSnapshot(name: string): Promise<void>;
+  /** The account's snapshots, by name. */
+  snapshots(): Promise<SnapshotInfo[]>;
+}
+
+/** A saved snapshot of an account. */
+export interface SnapshotInfo {
+  account: string;
+  name: string;
+  /** When it was saved, RFC 3339 UTC. */
+  created: string;
+  tables: number;
+  entities: number;
+}
+
+export interface ResetResult {
+  account: string;
+  tablesDeleted: number;
+}
+
+/** Which server and account the module-level reset(), snapshot() and restore() act on. */
+export interface IsolationOptions {
+  /** Default: process.env[envName], which setup() sets. */
+  connectionString?: string;
+  /** Default AZURE_TABLES_CONNECTION_STRING. */
+  envName?: string;
 }
 
 /** Start a server; resolves once it accepts connections, rejects with its error line if it exits first or times out. */
@@ -64,6 +97,14 @@ export function setup(options?: SetupOptions): Promise<() => Promise<void>>;
 
 /** Stop every server setup() started in this process (jest globalTeardown, mochaGlobalTeardown). */
 export function teardown(): Promise<void>;
+
+/** reset() for the account of a connection string: by default the one setup() put in the environment,
+ * so that test files of a runner's workers can call it. Rejects with a TableemuError (status, code) on a refusal. */
+export function reset(options?: IsolationOptions): Promise<ResetResult>;
+export function snapshot(name: string, options?: IsolationOptions): Promise<SnapshotInfo>;
+export function restore(name: string, options?: IsolationOptions): Promise<SnapshotInfo>;
+export function deleteSnapshot(name: string, options?: IsolationOptions): Promise<void>;
+export function snapshots(options?: IsolationOptions): Promise<SnapshotInfo[]>;
 
 /** The path of the binary start() and `npx tableemu` run; throws BinaryNotFoundError (one line) on an unsupported platform. */
 export function binaryPath(): string;

@@ -143,6 +143,63 @@ test("setup/teardown: the connection string in the environment, restored after",
   else process.env.AZURE_TABLES_CONNECTION_STRING = before;
 });
 
+test("reset, snapshot, restore: on the server object and, for setup(), through the environment", async () => {
+  const { TableClient, TableServiceClient } = require("@azure/data-tables");
+  const emu = await tableemu.start();
+  try {
+    const opts = { allowInsecureConnection: true };
+    const people = TableClient.fromConnectionString(emu.connectionString, "people", opts);
+    const tables = async () => {
+      const names = [];
+      for await (const t of TableServiceClient.fromConnectionString(emu.connectionString, opts).listTables()) names.push(t.name);
+      return names.sort();
+    };
+    await people.createTable();
+    await people.upsertEntity({ partitionKey: "p", rowKey: "1", n: 1 });
+    const saved = await emu.snapshot("fixtures");
+    assert.deepEqual([saved.account, saved.name, saved.tables, saved.entities], ["devstoreaccount1", "fixtures", 1, 1]);
+    assert.match(saved.created, /^\d{4}-\d\d-\d\dT/);
+    const etag = (await people.getEntity("p", "1")).etag;
+
+    await people.upsertEntity({ partitionKey: "p", rowKey: "1", n: 2 });
+    await people.upsertEntity({ partitionKey: "p", rowKey: "2", n: 3 });
+    await TableClient.fromConnectionString(emu.connectionString, "other", opts).createTable();
+    assert.equal((await emu.restore("fixtures")).name, "fixtures");
+    const back = await people.getEntity("p", "1");
+    assert.equal(back.n, 1);
+    assert.equal(back.etag, etag, "a restored entity keeps its ETag");
+    await assert.rejects(people.getEntity("p", "2"), (e) => e.statusCode === 404);
+    assert.deepEqual(await tables(), ["people"]);
+
+    assert.deepEqual(await emu.reset(), { account: "devstoreaccount1", tablesDeleted: 1 });
+    assert.deepEqual(await tables(), []);
+    assert.deepEqual((await emu.snapshots()).map((x) => x.name), ["fixtures"]);
+
+    // The module-level functions, as a test file under setup() calls them.
+    process.env.TABLEEMU_ISO_CS = emu.connectionString;
+    await tableemu.restore("fixtures", { envName: "TABLEEMU_ISO_CS" });
+    assert.deepEqual(await tables(), ["people"]);
+    await tableemu.reset({ connectionString: emu.connectionString });
+    assert.deepEqual(await tables(), []);
+    delete process.env.TABLEEMU_ISO_CS;
+
+    await assert.rejects(emu.restore("nope"), (e) => {
+      assert.equal(e.name, "TableemuError");
+      assert.equal(e.status, 404);
+      assert.equal(e.code, "SnapshotNotFound");
+      assert.match(e.message, /^tableemu restore\("nope"\): 404 SnapshotNotFound: Account devstoreaccount1 has no snapshot named "nope"/);
+      return true;
+    });
+    await assert.rejects(emu.snapshot("a/b"), /400 InvalidSnapshotName: .*1 to 64 characters/);
+    await emu.deleteSnapshot("fixtures");
+    assert.deepEqual(await emu.snapshots(), []);
+    await assert.rejects(tableemu.reset({ envName: "TABLEEMU_NOT_SET" }), /^Error: tableemu reset\(\): no connection string: pass \{ connectionString \}, or call it where setup\(\) has set TABLEEMU_NOT_SET$/);
+  } finally {
+    await emu.stop();
+  }
+  await assert.rejects(emu.reset(), /^Error: tableemu reset\(\): no answer from http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): is the server running\?$/);
+});
+
 test("a server nobody stopped dies with the Node process that started it", async () => {
   const script = 'require("tableemu").start().then((e) => console.log(e.process.pid));';
   const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });

@@ -13,6 +13,10 @@ there and runs it as a child process, reading the lines it prints on start
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import os
 import re
 import subprocess
@@ -23,7 +27,11 @@ import time
 import weakref
 from collections import deque
 from importlib import metadata
-from typing import Deque, Dict, List, Optional, Sequence
+from email.utils import formatdate
+from typing import Any, Deque, Dict, List, Optional, Sequence
+from urllib import error as urlerror
+from urllib import request as urlrequest
+from urllib.parse import quote
 
 __all__ = ["Connection", "Server", "TableemuError", "binary_path", "start", "__version__"]
 
@@ -41,7 +49,12 @@ _EXE = "tableemu.exe" if os.name == "nt" else "tableemu"
 
 
 class TableemuError(RuntimeError):
-    """tableemu could not start: the message ends with the server's own line."""
+    """tableemu could not start (the message ends with the server's own
+    line), or refused a reset or snapshot request: then ``status`` and
+    ``code`` are the HTTP status and the error code."""
+
+    status: Optional[int] = None
+    code: str = ""
 
 
 def _candidates() -> List[str]:
@@ -139,6 +152,71 @@ class Connection:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.endpoint}>"
+
+    # -- test isolation (docs/isolation.md) ---------------------------------
+
+    def reset(self) -> Dict[str, Any]:
+        """Returns the account to the state of a freshly started server: no
+        tables, entities or stored access policies, the default service
+        properties. Its snapshots stay. One transaction: a request running
+        meanwhile sees the account before or after, never in between."""
+        return self._isolation("POST", "/reset", "reset()")
+
+    def snapshot(self, name: str) -> Dict[str, Any]:
+        """Saves the account's state (tables, entities with their
+        Timestamps, policies, service properties) as ``name``, replacing a
+        snapshot of that name; returns its description."""
+        return self._isolation("PUT", "/snapshots/" + quote(name, safe=""), f"snapshot({name!r})")
+
+    def restore(self, name: str) -> Dict[str, Any]:
+        """Puts the account back as snapshot ``name`` saved it, in one
+        transaction; it rewrites what changed since, not the whole
+        snapshot."""
+        return self._isolation("POST", "/snapshots/" + quote(name, safe="") + "/restore", f"restore({name!r})")
+
+    def delete_snapshot(self, name: str) -> None:
+        self._isolation("DELETE", "/snapshots/" + quote(name, safe=""), f"delete_snapshot({name!r})")
+
+    def snapshots(self) -> List[Dict[str, Any]]:
+        """The account's snapshots, by name."""
+        return self._isolation("GET", "/snapshots", "snapshots()")["snapshots"]
+
+    def _isolation(self, method: str, suffix: str, what: str) -> Any:
+        """One request to tableemu's isolation endpoints, signed with Shared
+        Key Lite: the date and the resource /<account><path as sent>."""
+        if not self.account_key:
+            raise TableemuError(f"tableemu {what}: the connection string has no AccountKey, which signs the request")
+        path = f"/_tableemu/accounts/{quote(self.account_name, safe='')}{suffix}"
+        date = formatdate(usegmt=True)
+        key = base64.b64decode(self.account_key)
+        sig = base64.b64encode(hmac.new(key, f"{date}\n/{self.account_name}{path}".encode(), hashlib.sha256).digest())
+        req = urlrequest.Request(self.url + path, method=method, data=b"" if method in ("POST", "PUT") else None)
+        req.add_header("x-ms-date", date)
+        req.add_header("x-ms-version", "2019-02-02")
+        req.add_header("Authorization", f"SharedKeyLite {self.account_name}:{sig.decode()}")
+        # Never through a proxy from the environment: the server is ours.
+        opener = urlrequest.build_opener(urlrequest.ProxyHandler({}))
+        try:
+            with opener.open(req, timeout=600) as resp:
+                body = resp.read()
+        except urlerror.HTTPError as e:
+            raise _refusal(what, e.code, e.headers.get("x-ms-error-code", ""), e.read(), self.url) from None
+        except OSError as e:
+            raise TableemuError(f"tableemu {what}: no answer from {self.url} ({e}): is the server running?") from None
+        return json.loads(body) if body else None
+
+
+def _refusal(what: str, status: int, code: str, body: bytes, url: str) -> TableemuError:
+    """The server's refusal as a TableemuError, in one line."""
+    try:
+        e = json.loads(body)["odata.error"]
+        code = e["code"]
+        message = e["message"]["value"].split("\nRequestId:")[0]
+    except (ValueError, KeyError, TypeError):
+        message = f"{url} may not be tableemu: reset and snapshots are tableemu's own"
+    err = TableemuError(f"tableemu {what}: {status} {code}: {message}")
+    err.status, err.code = status, code
+    return err
 
 
 # A line tableemu prints: an RFC 3339 UTC time, a space, the message.

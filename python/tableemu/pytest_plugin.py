@@ -14,6 +14,13 @@ entry point as soon as the package is installed:
     alone: created before, deleted after. Skips the test, saying what to
     install, when azure-data-tables is missing.
 
+``tableemu_clean`` (function)
+    Resets the account before the test (``tableemu.reset()``): no tables,
+    default service properties. ``--tableemu-clean`` on the command line,
+    or ``tableemu_clean = true`` in the ini file, does it before every
+    test. The server object also has ``snapshot(name)``, ``restore(name)``,
+    ``delete_snapshot(name)`` and ``snapshots()`` (docs/isolation.md).
+
 The plugin needs only the standard library; azure-data-tables is imported
 by ``tableemu_table`` alone, when a test asks for it. Under pytest-xdist
 each worker is a session of its own, so each starts its own server.
@@ -61,6 +68,39 @@ def _table_name(test_name: str) -> str:
     return "t" + stem + uuid.uuid4().hex[:16]
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--tableemu-clean",
+        action="store_true",
+        default=None,
+        help="reset the tableemu account before every test (the tableemu_clean fixture for all)",
+    )
+    parser.addini("tableemu_clean", "reset the tableemu account before every test", type="bool", default=False)
+
+
+def _clean_all(config) -> bool:
+    opt = config.getoption("--tableemu-clean")
+    return bool(opt) if opt is not None else bool(config.getini("tableemu_clean"))
+
+
+@pytest.fixture
+def tableemu_clean(tableemu):
+    """Resets the account before the test; yields the tableemu fixture."""
+    try:
+        tableemu.reset()
+    except _tableemu.TableemuError as e:
+        pytest.fail(f"tableemu_clean: {e}", pytrace=False)
+    yield tableemu
+
+
+@pytest.fixture(autouse=True)
+def _tableemu_clean_every_test(request):
+    # Autouse, but it asks for the server only when the option is on:
+    # without it a session that never uses tableemu starts none.
+    if _clean_all(request.config):
+        request.getfixturevalue("tableemu_clean")
+
+
 @pytest.fixture
 def tableemu_table(tableemu, request):
     try:
@@ -68,12 +108,9 @@ def tableemu_table(tableemu, request):
     except ImportError:
         pytest.skip("tableemu_table needs the Azure Tables SDK: pip install azure-data-tables")
 
-    # Clean state: today every test gets a table that no other test has
-    # seen, and the rest of the account is shared by the session. When the
-    # server has an account reset endpoint (issue 27), a reset goes here,
-    # before the table is created, so that each test also starts from an
-    # empty account.
-
+    # Every test gets a table that no other test has seen; the rest of the
+    # account is shared by the session, unless tableemu_clean (or
+    # --tableemu-clean, which runs first: it is autouse) resets it.
     name = _table_name(request.node.name)
     with TableServiceClient.from_connection_string(tableemu.connection_string) as service:
         table = service.create_table(name)
@@ -81,6 +118,8 @@ def tableemu_table(tableemu, request):
             yield table
         finally:
             table.close()
+            # Gone already if the test reset or restored the account:
+            # delete_table takes a missing table as deleted.
             service.delete_table(name)
 
 

@@ -5,8 +5,10 @@ async function main(): Promise<void> {
   const emu = await tableemu.start();
   const cs: string = emu.connectionString;
   const pid: number | undefined = emu.process.pid;
+  const { entities } = await emu.snapshot("fixtures");
+  await tableemu.restore("fixtures", { connectionString: emu.connectionString });
   await emu.stop();
   const path: string = tableemu.binaryPath();
-  void [cs, pid, path];
+  void [cs, pid, path, entities];
 }
 void main;

@@ -199,6 +199,17 @@ export class Client {
     return JSON.parse(r.text);
   }
 
+  // resetAccount returns the account to the state of a new server (POST
+  // /_tableemu/accounts/<account>/reset, docs/isolation.md): signed with
+  // the account key like any request, so a SAS connection cannot.
+  async resetAccount() {
+    if (!this.conn.key) throw new ApiError(0, 'NeedsAccountKey', 'A reset is signed with the account key; a SAS does not reach it.');
+    const r = await this.request('POST', `/_tableemu/accounts/${encodeURIComponent(this.account)}/reset`, {
+      headers: { Accept: 'application/json' },
+    });
+    return JSON.parse(r.text);
+  }
+
   async getEntity(table, pk, rk) {
     const r = await this.request('GET', this.entityPath(table, pk, rk));
     const e = entityFromWire(parseJSON(r.text));

@@ -67,6 +67,8 @@ function renderAccounts() {
   clear(sel, app.conns.map((c, i) => h('option', { value: String(i), selected: i === app.current, text: c.label })));
   document.querySelector('.account').hidden = !app.conns.length;
   $('disconnect').hidden = !app.conns[app.current] || app.conns[app.current].dev;
+  // A reset is signed with the account key: a SAS connection cannot.
+  $('reset-box').hidden = !app.conns[app.current]?.conn.key;
 }
 
 function useAccount(i) {

@@ -1,6 +1,6 @@
 // The table list: filter by prefix (server side, as a TableName range),
-// more pages through NextTableName, create, delete with confirmation, and
-// counting a table's entities on demand.
+// more pages through NextTableName, create, delete with confirmation,
+// counting a table's entities on demand, and resetting the whole account.
 
 import { h, clear, status, confirmDialog, fmt } from './ui.js';
 
@@ -22,6 +22,7 @@ export function initTables(app) {
     e.preventDefault();
     createTable(app);
   });
+  $('reset-account').addEventListener('click', () => resetAccount(app));
   $('open-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const name = $('open-table').value.trim();
@@ -114,6 +115,34 @@ export async function deleteTable(app, name) {
   status(`Deleted table ${name}`);
   app.table = '';
   clear($('table-pane'), h('p', { class: 'empty', text: `Table ${name} was deleted. Choose another table from the list, or create one.` }));
+  loadTables(app);
+}
+
+// resetAccount asks for the account's name to be typed, then resets it:
+// every table goes, and the service properties return to the defaults.
+async function resetAccount(app) {
+  const acct = app.client.account;
+  const ok = await confirmDialog({
+    title: `Reset account ${acct}?`,
+    message:
+      `Every table of ${acct}, with its entities and stored access policies, will be deleted, and its service ` +
+      'properties (CORS rules included) set back to the defaults, as on a new server. Its snapshots stay. ' +
+      'This cannot be undone.',
+    confirm: 'Reset account',
+    danger: true,
+    typeToConfirm: acct,
+  });
+  if (!ok) return;
+  let r;
+  try {
+    r = await app.client.resetAccount();
+  } catch (e) {
+    status(`${e.code}: ${e.message}`, 'error');
+    return;
+  }
+  status(`Reset ${acct}: ${fmt(r.tablesDeleted)} table${r.tablesDeleted === 1 ? '' : 's'} deleted`);
+  app.table = '';
+  clear($('table-pane'), h('p', { class: 'empty', text: `Account ${acct} was reset: it has no tables. Create one, or import data into a new table.` }));
   loadTables(app);
 }
 
