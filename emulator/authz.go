@@ -26,7 +26,7 @@ func (s *Server) authorize(c *call) error {
 	req := s.authRequest(c)
 	var g *auth.Grant
 	var err error
-	if s.cfg.OAuth != "" && auth.IsBearer(c.r.Header) && !c.r.URL.Query().Has("sig") {
+	if s.cfg.OAuth != "" && auth.IsBearer(c.r.Header) && !c.query().Has("sig") {
 		g, err = s.bearerGrant(c, req, acct)
 	} else {
 		var lookupErr error
@@ -69,7 +69,7 @@ func (s *Server) authRequest(c *call) *auth.Request {
 	return &auth.Request{
 		Method:         c.verb,
 		Header:         c.r.Header,
-		Query:          c.r.URL.Query(),
+		Query:          c.query(),
 		CanonicalPaths: auth.CanonicalPaths(c.res.account, c.res.rawPath),
 		Secure:         c.r.TLS != nil,
 		RemoteIP:       remoteIP(c.r),

@@ -300,7 +300,7 @@ type opMemo struct {
 func (m *opMemo) level(r *http.Request) (wire.Level, error) {
 	accept := strings.Join(r.Header.Values("Accept"), ",")
 	if !m.negotiated || m.query != r.URL.RawQuery || m.accept != accept {
-		m.lvl, m.lvlErr = negotiate(r)
+		m.lvl, m.lvlErr = negotiate(r, r.URL.Query())
 		m.negotiated, m.query, m.accept = true, r.URL.RawQuery, accept
 	}
 	if m.lvlErr != nil {

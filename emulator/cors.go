@@ -212,15 +212,20 @@ func (w *corsWriter) expose() {
 	w.done = true
 	h := w.Header()
 	var names []string
-	for k := range h {
-		name := strings.ToLower(k)
-		if strings.HasPrefix(name, "access-control-") {
-			continue
-		}
-		if slices.ContainsFunc(w.exposed, func(e string) bool { return headerMatches(e, name) }) {
+	add := func(name string) {
+		if !strings.HasPrefix(name, "access-control-") && !slices.Contains(names, name) &&
+			slices.ContainsFunc(w.exposed, func(e string) bool { return headerMatches(e, name) }) {
 			names = append(names, name)
 		}
 	}
+	for k := range h {
+		add(strings.ToLower(k))
+	}
+	// net/http adds Date to every answer, and Content-Length to one it
+	// holds whole, after these headers (ServeHTTP keeps them out of the
+	// map): they are the response's too.
+	add("date")
+	add("content-length")
 	slices.Sort(names)
 	for _, e := range w.exposed {
 		if !strings.HasSuffix(e, "*") && !slices.Contains(names, strings.ToLower(e)) {

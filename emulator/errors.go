@@ -55,7 +55,7 @@ func (c *call) writeError(err error) {
 	// conformance/replay_test.go). Errors found before the operation
 	// negotiated its level — authentication, authorization, the URL — would
 	// otherwise say minimalmetadata. The body is the same at every level.
-	if lvl, nerr := negotiate(c.r); nerr == nil {
+	if lvl, nerr := negotiate(c.r, c.query()); nerr == nil {
 		c.level = lvl
 	}
 	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))

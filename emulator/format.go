@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -14,8 +15,9 @@ import (
 // puts the caller's choice in $format. No Accept, */* and bare
 // application/json mean minimal metadata; a request that accepts only Atom
 // (or XML) gets 415 AtomFormatNotSupported, as from the service.
-func negotiate(r *http.Request) (wire.Level, *tableemu.Error) {
-	if f := r.URL.Query().Get("$format"); f != "" {
+// q is r's query, parsed.
+func negotiate(r *http.Request, q url.Values) (wire.Level, *tableemu.Error) {
+	if f := q.Get("$format"); f != "" {
 		if lvl, kind := mediaLevel(f); kind == mediaJSON {
 			return lvl, nil
 		} else if kind == mediaAtom {
@@ -97,7 +99,14 @@ func (c *call) writeJSON(status int, body []byte) {
 		h["Cache-Control"] = noCacheHeader
 	}
 	h["X-Content-Type-Options"] = nosniffHeader
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	// net/http sends Content-Length itself for a body it holds whole when
+	// the handler returns (shorter than its 2048-byte buffer); a longer
+	// one would be chunked, and an answer to HEAD has none to measure: those
+	// get it here. Either way the client learns the length, and the map
+	// stays small (ServeHTTP).
+	if len(body) >= 2048 || c.r.Method == http.MethodHead {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
 	c.w.WriteHeader(status)
 	if c.r.Method != http.MethodHead {
 		c.w.Write(body)

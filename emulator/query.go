@@ -17,7 +17,7 @@ func (s *Server) getEntity(c *call) error {
 		return c.res.keyErr
 	}
 	hidden := c.hidden(c.res.pk, c.res.rk) // outside the SAS key range: not found
-	sel, err := odata.ParseSelect(c.r.URL.Query().Get("$select"))
+	sel, err := odata.ParseSelect(c.query().Get("$select"))
 	if err != nil {
 		return filterErr(err)
 	}
@@ -45,15 +45,17 @@ func (s *Server) getEntity(c *call) error {
 	if s.ins != nil {
 		s.ins.query(c, t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
-	c.w.Header().Set("Etag", wire.ETag(e.Timestamp)) // canonical spelling: see ServeHTTP
-	c.writeJSON(http.StatusOK, wire.AppendEntityDocument(nil, e, c.encodeOptions(t.Name, sel)))
+	c.w.Header()["Etag"] = []string{wire.ETag(e.Timestamp)} // canonical spelling: see ServeHTTP
+	b := getBuf()
+	c.writeJSON(http.StatusOK, wire.AppendEntityDocument((*b)[:0], e, c.encodeOptions(t.Name, sel)))
+	putBuf(b)
 	return nil
 }
 
 // queryEntities: GET /<table>() with $filter, $select, $top and the
 // NextPartitionKey/NextRowKey continuation (docs/protocol.md 3.8, 6).
 func (s *Server) queryEntities(c *call) error {
-	q := c.r.URL.Query()
+	q := c.query()
 	filter, top, sel, err := parseQueryOptions(q)
 	if err != nil {
 		return err

@@ -99,7 +99,7 @@ func (s *Server) operation(op auth.Op, h handler, xml bool) http.Handler {
 		// Preflight and the outer $batch request never answer 415
 		// (docs/protocol.md 0.1); the batch's parts negotiate on their own.
 		if !xml && op != auth.Preflight && op != auth.Batch {
-			lvl, err := negotiate(r)
+			lvl, err := negotiate(r, c.query())
 			if err != nil {
 				c.writeError(err)
 				return

@@ -14,6 +14,7 @@ import (
 	"log"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -144,6 +145,8 @@ type call struct {
 	// sends a few errors of its URL parser (undertable.go).
 	uncached bool
 
+	q url.Values // the query, parsed once (query)
+
 	status  int
 	errCode tableemu.Code
 	note    string // added to the access log line (insights, faults)
@@ -178,9 +181,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// canonicalises every name it reads and writes them so): Get and Set
 	// check the name's spelling on every call, and convert — allocate —
 	// any other, a measurable part of a point read.
+	//
+	// The map holds few entries on purpose: past eight, Go's map grows,
+	// and net/http copies it at WriteHeader, both allocations of a few
+	// hundred bytes. net/http writes Date by itself (from a buffer, not the
+	// map), and Content-Length for a body it holds whole (writeJSON).
 	h := w.Header()
 	h["X-Ms-Request-Id"] = []string{c.reqID}
-	h["Date"] = []string{start.UTC().Format(http.TimeFormat)}
 	h["Server"] = serverHeader
 	if v := header(r.Header, "X-Ms-Version"); v != "" {
 		h["X-Ms-Version"] = []string{v}
@@ -209,7 +216,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
 	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
 	c.r = r
-	s.router.ServeHTTP(sw, r)
+	// The router's ServeHTTP would copy the request twice more, to put the
+	// route and its variables in the context, which no handler reads;
+	// Match finds the same handler (the NotFound and MethodNotAllowed ones
+	// included) without copying.
+	var m mux.RouteMatch
+	if !s.router.Match(r, &m) || m.Handler == nil {
+		s.router.NotFoundHandler.ServeHTTP(sw, r)
+		return
+	}
+	m.Handler.ServeHTTP(sw, r)
+}
+
+// query returns the request's query parameters, parsed on first use:
+// authentication, content negotiation and the operation each read them.
+func (c *call) query() url.Values {
+	if c.q == nil {
+		c.q = c.r.URL.Query()
+	}
+	return c.q
 }
 
 // newRequestID returns a random (version 4) UUID for x-ms-request-id. It

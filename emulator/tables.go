@@ -180,7 +180,7 @@ func (s *Server) deleteTable(c *call) error {
 // queryTables: GET /Tables with $filter on TableName, $top and the
 // NextTableName continuation (docs/protocol.md 3.1).
 func (s *Server) queryTables(c *call) error {
-	q := c.r.URL.Query()
+	q := c.query()
 	filter, top, _, err := parseQueryOptions(q)
 	if err != nil {
 		return err
