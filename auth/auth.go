@@ -172,7 +172,9 @@ func contains(list []string, s string) bool {
 
 // signs reports whether mac is the HMAC-SHA256 of any of stringsToSign under
 // any of keys. Comparison is constant-time per candidate (hmac.Equal).
-func signs(keys [][]byte, stringsToSign []string, mac []byte) bool {
+// Shared Key passes byte slices it built in one buffer; converting a string
+// to write it into the hash would copy it.
+func signs[T string | []byte](keys [][]byte, stringsToSign []T, mac []byte) bool {
 	ok := false
 	var sum [sha256.Size]byte
 	for _, key := range keys {

@@ -7,6 +7,10 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
+// sharedKeyGrant is every Shared Key request's grant: everything. One value,
+// shared; no caller changes a Grant.
+var sharedKeyGrant = &Grant{Kind: SharedKeyGrant}
+
 // VerifySharedKey verifies an "Authorization: SharedKey acct:sig" or
 // "SharedKeyLite acct:sig" header in its Table-service form (docs/protocol.md
 // 9.3–9.5) and returns a full-access Grant.
@@ -58,31 +62,42 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	if v, ok := req.Query["comp"]; ok && len(v) > 0 {
 		comp = "?comp=" + v[0]
 	}
-	var candidates []string
+	// The strings to sign, built in one buffer sized for all of them (one
+	// allocation), a slice of it per candidate.
+	size := 0
+	for range dates {
+		for _, p := range req.CanonicalPaths {
+			size += len(req.Method) + len(first(req.Header["Content-Md5"])) + len(first(req.Header["Content-Type"])) + 40 + len(p) + len(comp) + 5
+		}
+	}
+	buf := make([]byte, 0, size)
+	candidates := make([][]byte, 0, len(dates)*len(req.CanonicalPaths))
 	for _, date := range dates {
 		for _, p := range req.CanonicalPaths {
-			resource := p + comp
+			start := len(buf)
 			if lite {
 				// 9.4: Date \n CanonicalizedResource.
-				candidates = append(candidates, date+"\n"+resource)
+				buf = append(buf, date...)
 			} else {
 				// 9.3: no x-ms-* header block, unlike blob and queue.
-				candidates = append(candidates, strings.Join([]string{
-					req.Method,
-					first(req.Header["Content-Md5"]),
-					first(req.Header["Content-Type"]),
-					date,
-					resource,
-				}, "\n"))
+				buf = append(buf, req.Method...)
+				buf = append(append(buf, '\n'), first(req.Header["Content-Md5"])...)
+				buf = append(append(buf, '\n'), first(req.Header["Content-Type"])...)
+				buf = append(append(buf, '\n'), date...)
 			}
+			buf = append(append(append(buf, '\n'), p...), comp...)
+			// (Were the size short, an append would move the buffer; the
+			// earlier candidates would keep the old one, still intact.)
+			candidates = append(candidates, buf[start:len(buf):len(buf)])
 		}
 	}
 	if !signs(acct.Keys, candidates, mac) {
 		// The wording the live service puts in AuthenticationErrorDetail for
 		// a Shared Key mismatch.
-		return nil, signatureMismatch(candidates[0], "The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, candidates[0])
+		first := string(candidates[0])
+		return nil, signatureMismatch(first, "The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, first)
 	}
-	return &Grant{Kind: SharedKeyGrant}, nil
+	return sharedKeyGrant, nil
 }
 
 // SharedKeyAccount returns the account a Shared Key (or Shared Key Lite)
