@@ -2,8 +2,6 @@ package emulator
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -71,7 +69,7 @@ func (f *batchFailure) Error() string { return strconv.Itoa(f.index) + ":" + f.e
 
 // batch: POST /$batch (docs/protocol.md 7).
 func (s *Server) batch(c *call) error {
-	body, err := readBatchBody(c.r)
+	body, err := readBody(c.r)
 	if err != nil {
 		return err
 	}
@@ -117,24 +115,6 @@ func (s *Server) batch(c *call) error {
 	}
 	s.writeBatch(c, req.changeset, ops, t, fail)
 	return nil
-}
-
-// readBatchBody reads the request body into a buffer sized from
-// Content-Length (net/http stops the body there), within the server's
-// limit; readBody's growing buffer cost a batch a fifth of its allocations.
-func readBatchBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength <= 0 || r.ContentLength > maxBody {
-		return readBody(r)
-	}
-	b := make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(r.Body, b); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tableemu.New(tableemu.RequestBodyTooLarge)
-		}
-		return nil, tableemu.New(tableemu.InvalidInput).WithDetail("reading the body: %v", err)
-	}
-	return b, nil
 }
 
 // checkBatch validates everything that can be known before the store is

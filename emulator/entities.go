@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -145,7 +146,19 @@ func merge(old, body *edm.Entity) *edm.Entity {
 
 // readBody reads a request body within the server's limit.
 func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
+	var b []byte
+	var err error
+	if n := r.ContentLength; n > 0 && n <= maxBody {
+		// One buffer of the declared size, where ReadAll would grow one
+		// from 512 bytes, copying as it goes (a point of every write's
+		// allocations). net/http's reader ends at Content-Length.
+		b = make([]byte, n)
+		if _, err = io.ReadFull(r.Body, b); err == io.ErrUnexpectedEOF {
+			err = fmt.Errorf("the body ended before its Content-Length of %d bytes", n)
+		}
+	} else {
+		b, err = io.ReadAll(r.Body)
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, tableemu.New(tableemu.RequestBodyTooLarge)

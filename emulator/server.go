@@ -282,7 +282,7 @@ func header(h http.Header, key string) string {
 // $batch included: 4 MiB, framing and all (docs/protocol.md 0.1, 7.2, 10).
 // A larger body is 413 RequestBodyTooLarge: from Content-Length before any
 // of it is read, and for a chunked body as soon as the limit is crossed
-// (http.MaxBytesReader, seen by readBody and readBatchBody).
+// (http.MaxBytesReader, seen by readBody).
 const maxBody = 4 << 20
 
 // checkRequest validates what every request shares: the version header,
