@@ -52,7 +52,7 @@ type Config struct {
 	// means no limit.
 	KeepAlive time.Duration
 	Accounts  []Account
-	// NoAutoIndex turns off automatic property indexes (emulator/store/autoindex.go):
+	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.
 	NoAutoIndex bool // --noAutoIndex
 	// Insights classifies queries and collects design statistics

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -203,7 +203,7 @@ func TestNewLocksItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	second, err := New(Config{Location: dir, Silent: true})
-	var le *store.LockedError
+	var le *sqlite.LockedError
 	if !errors.As(err, &le) || le.Dir != dir {
 		if second != nil {
 			second.Close()

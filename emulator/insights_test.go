@@ -14,6 +14,7 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite"
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
@@ -188,7 +189,7 @@ func TestInsightsServiceViewWithIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.store.IndexNow(ctx, tb, expr); err != nil {
+		if err := sqlite.IndexNow(ctx, s.store, tb, expr); err != nil {
 			t.Fatal(err)
 		}
 	}

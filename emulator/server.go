@@ -82,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	st, err := store.Open(context.Background(), store.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync, NoAutoIndex: cfg.NoAutoIndex})
+	st, err := openStore(cfg) // store.go
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +124,9 @@ func (s *Server) Close() error {
 	return err
 }
 
-// DatabasePath is the SQLite file in use, or ":memory:".
-func (s *Server) DatabasePath() string { return s.store.Path() }
+// DatabasePath is the SQLite file in use, ":memory:", or for PostgreSQL
+// user@host:port/database (never with the password).
+func (s *Server) DatabasePath() string { return s.store.Describe().Where }
 
 // call carries one request through middleware, authorization and its
 // handler.

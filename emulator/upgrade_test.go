@@ -9,20 +9,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite"
 )
 
 // TestFixtureServed: the server opens the schema 2 fixture of the store
-// (emulator/store/upgrade_test.go) and serves what it holds as the
+// (emulator/store/sqlite/upgrade_test.go) and serves what it holds as the
 // service would: an entity with its EDM types, and the CORS rule of its
 // service properties.
 func TestFixtureServed(t *testing.T) {
 	dir := t.TempDir()
-	b, err := os.ReadFile("store/testdata/schema0002.sqlite")
+	b, err := os.ReadFile("store/sqlite/testdata/schema0002.sqlite")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, store.FileName), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, sqlite.FileName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(Config{Location: dir, Silent: true})

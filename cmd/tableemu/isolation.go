@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite"
 )
 
 // `tableemu reset` and `tableemu snapshot`: the isolation operations
@@ -194,11 +194,11 @@ func (a isoArgs) run() ([]string, error) {
 		return a.online(a.cfg.Host, a.cfg.Port)
 	}
 	dir := a.cfg.Location
-	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
-		return nil, fmt.Errorf("no tableemu database in %s (%s): check --location, or leave it out to reach a running server", dir, store.FileName)
+	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err != nil {
+		return nil, fmt.Errorf("no tableemu database in %s (%s): check --location, or leave it out to reach a running server", dir, sqlite.FileName)
 	}
 	srv, err := emulator.New(emulator.Config{Location: dir, Accounts: a.cfg.Accounts, Silent: true})
-	var le *store.LockedError
+	var le *sqlite.LockedError
 	switch {
 	case errors.As(err, &le) && le.Port != 0:
 		return a.online(a.cfg.Host, le.Port)

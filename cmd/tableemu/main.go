@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite"
 )
 
 func main() {
@@ -213,14 +213,14 @@ func listenError(cfg emulator.Config, err error) string {
 
 // startError adds the way out to errors that have one.
 func startError(cfg emulator.Config, err error) string {
-	var le *store.LockedError
+	var le *sqlite.LockedError
 	if errors.As(err, &le) {
 		return le.Error() + ": stop that one, or start this one with another --location (or --inMemoryPersistence)"
 	}
 	// A database file given where the directory goes (Azurite's
 	// --location is a directory too).
 	if fi, serr := os.Stat(cfg.Location); serr == nil && !fi.IsDir() && errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing)", cfg.Location, store.FileName)
+		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing)", cfg.Location, sqlite.FileName)
 	}
 	return err.Error()
 }

@@ -7,17 +7,19 @@ import (
 )
 
 // The service orders PartitionKey and RowKey ordinally by UTF-16 code unit
-// (docs/protocol.md 6.3, 6.6). SQLite's BINARY collation compares UTF-8 bytes,
-// which orders the same except that supplementary characters (4-byte UTF-8,
-// surrogate pairs in UTF-16) sort after U+E000-U+FFFF instead of before.
-// Keys are therefore stored in CESU-8 form: each supplementary character is
-// written as its two surrogates, each in 3-byte UTF-8 form (ED A0-BF xx).
-// CESU-8 byte order is exactly UTF-16 code unit order, and for keys without
-// supplementary characters (nearly all) the two forms are the same bytes, so
-// the conversion is a scan that allocates nothing.
+// (docs/protocol.md 6.3, 6.6). Comparing UTF-8 bytes — SQLite's BINARY
+// collation, PostgreSQL's COLLATE "C" — orders the same except that
+// supplementary characters (4-byte UTF-8, surrogate pairs in UTF-16) sort
+// after U+E000-U+FFFF instead of before. Both engines therefore store keys
+// in CESU-8 form: each supplementary character is written as its two
+// surrogates, each in 3-byte UTF-8 form (ED A0-BF xx). CESU-8 byte order is
+// exactly UTF-16 code unit order, and for keys without supplementary
+// characters (nearly all) the two forms are the same bytes, so the
+// conversion is a scan that allocates nothing. CESU-8 is not valid UTF-8,
+// so PostgreSQL keeps keys as bytea, which compares bytes (no collation).
 
-// sortKey converts a key to its stored form.
-func sortKey(s string) string {
+// SortKey converts a key to its stored form.
+func SortKey(s string) string {
 	i := 0
 	for i < len(s) && s[i] < 0xF0 {
 		i++
@@ -46,8 +48,8 @@ func writeSurrogate(b *strings.Builder, u rune) {
 	b.WriteByte(byte(0x80 | (u & 0x3F)))
 }
 
-// fromSortKey converts a stored key back to UTF-8.
-func fromSortKey(s string) string {
+// FromSortKey converts a stored key back to UTF-8.
+func FromSortKey(s string) string {
 	if !strings.Contains(s, "\xED") {
 		return s
 	}

@@ -37,8 +37,8 @@ import (
 // SQLite accepts what this writes (json_valid strict) and reads the same
 // values back with json_extract.
 
-// typeLetters maps edm.Type to its key suffix letter.
-var typeLetters = [...]byte{
+// TypeLetters maps edm.Type to its key suffix letter.
+var TypeLetters = [...]byte{
 	edm.String:   's',
 	edm.Int32:    'i',
 	edm.Int64:    'l',
@@ -50,7 +50,7 @@ var typeLetters = [...]byte{
 }
 
 func letterType(c byte) (edm.Type, bool) {
-	for t, l := range typeLetters {
+	for t, l := range TypeLetters {
 		if l == c {
 			return edm.Type(t), true
 		}
@@ -58,9 +58,9 @@ func letterType(c byte) (edm.Type, bool) {
 	return 0, false
 }
 
-// propKey is the stored key of property name with type t.
-func propKey(name string, t edm.Type) string {
-	return name + "$" + string(typeLetters[t])
+// PropKey is the stored key of property name with type t.
+func PropKey(name string, t edm.Type) string {
+	return name + "$" + string(TypeLetters[t])
 }
 
 // JSONB element types (the low four bits of an element's first byte).
@@ -101,15 +101,15 @@ func appendElem(b []byte, typ byte, payload string) []byte {
 	return append(b, payload...)
 }
 
-// encodeProps renders properties as a JSONB object.
-func encodeProps(props []edm.Property) []byte {
+// EncodeProps renders properties as a JSONB object.
+func EncodeProps(props []edm.Property) []byte {
 	body := make([]byte, 0, 32*len(props)+16)
 	var num [32]byte
 	for _, p := range props {
 		v := p.Value
 		body = appendHeader(body, jbTextRaw, len(p.Name)+2)
 		body = append(body, p.Name...)
-		body = append(body, '$', typeLetters[v.T])
+		body = append(body, '$', TypeLetters[v.T])
 		switch v.T {
 		case edm.String, edm.Guid:
 			// TEXT marks a string JSON can carry as it is (jsonb.html:
@@ -178,15 +178,15 @@ func jbString(b []byte, typ byte, start, end int) (string, error) {
 	return "", errProps
 }
 
-// decodeProps reads the stored JSONB object back into properties.
-func decodeProps(b []byte) ([]edm.Property, error) {
-	return decodePropsInto(make([]edm.Property, 0, 8), b, false)
+// DecodeProps reads the stored JSONB object back into properties.
+func DecodeProps(b []byte) ([]edm.Property, error) {
+	return DecodePropsInto(make([]edm.Property, 0, 8), b, false)
 }
 
-// decodePropsInto appends the properties of b to props. With alias, String
+// DecodePropsInto appends the properties of b to props. With alias, String
 // and Guid values point into b instead of being copied: the caller must
 // not use them once b changes (ScanEntities).
-func decodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property, error) {
+func DecodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property, error) {
 	typ, i, end, err := jbElem(b, 0)
 	if err != nil || typ != jbObject || end != len(b) {
 		return nil, errProps
@@ -362,4 +362,92 @@ func hex4(s string, i int) (rune, bool) {
 	return rune(v), err == nil
 }
 
-func hexString(b []byte) string { return hex.EncodeToString(b) }
+func HexString(b []byte) string { return hex.EncodeToString(b) }
+
+// LookupProp finds property name in a stored JSONB object (props.go) and
+// decodes its value alone; strings point into b. It runs for every entity
+// a scan examines, so it reads element headers inline (jbHead for the
+// rare sizes that take extra bytes) and compares a key only when its
+// length is the name's plus the two-byte type suffix.
+func LookupProp(b []byte, name string) (edm.Value, bool, error) {
+	typ, i, n, ok := jbHead(b, 0)
+	if !ok || typ != jbObject || i+n != len(b) {
+		return edm.Value{}, false, errProps
+	}
+	for i < len(b) {
+		// The key: its header, nearly always one byte.
+		ktyp, ks, kn := b[i]&0x0f, i+1, int(b[i]>>4)
+		if kn >= 12 {
+			if ktyp, ks, kn, ok = jbHead(b, i); !ok {
+				return edm.Value{}, false, errProps
+			}
+		}
+		ke := ks + kn
+		if ke >= len(b) {
+			return edm.Value{}, false, errProps
+		}
+		vtyp, vs, vn := b[ke]&0x0f, ke+1, int(b[ke]>>4)
+		if vn >= 12 {
+			if vtyp, vs, vn, ok = jbHead(b, ke); !ok {
+				return edm.Value{}, false, errProps
+			}
+		}
+		ve := vs + vn
+		if ve > len(b) {
+			return edm.Value{}, false, errProps
+		}
+		i = ve
+		key := b[ks:ke]
+		if ktyp != jbTextRaw && ktyp != jbText {
+			// Keys tableemu writes are raw text; one rewritten by SQLite
+			// may be escaped.
+			k, err := jbString(b, ktyp, ks, ke)
+			if err != nil {
+				return edm.Value{}, false, errProps
+			}
+			key = []byte(k)
+		}
+		if len(key) != len(name)+2 || key[len(name)] != '$' || string(key[:len(name)]) != name {
+			continue
+		}
+		t, ok := letterType(key[len(key)-1])
+		if !ok {
+			return edm.Value{}, false, errProps
+		}
+		v, err := jbValue(b, t, vtyp, vs, ve, true)
+		if err != nil {
+			return edm.Value{}, false, err
+		}
+		return v, true, nil
+	}
+	return edm.Value{}, false, nil
+}
+
+// jbHead reads the element header at b[i:]: its type and the start and
+// size of its payload, which it does not check against len(b).
+func jbHead(b []byte, i int) (typ byte, start, n int, ok bool) {
+	if i >= len(b) {
+		return 0, 0, 0, false
+	}
+	typ, n, start = b[i]&0x0f, int(b[i]>>4), i+1
+	switch n {
+	case 12:
+		if start+1 > len(b) {
+			return 0, 0, 0, false
+		}
+		n, start = int(b[start]), start+1
+	case 13:
+		if start+2 > len(b) {
+			return 0, 0, 0, false
+		}
+		n, start = int(b[start])<<8|int(b[start+1]), start+2
+	case 14:
+		if start+4 > len(b) {
+			return 0, 0, 0, false
+		}
+		n, start = int(b[start])<<24|int(b[start+1])<<16|int(b[start+2])<<8|int(b[start+3]), start+4
+	case 15:
+		return 0, 0, 0, false // 8-byte sizes: never written
+	}
+	return typ, start, n, true
+}

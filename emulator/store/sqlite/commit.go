@@ -1,0 +1,184 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Group commit. Every commit has a fixed cost: SQLite appends the pages it
+// changed to the WAL (one write per commit, and the pages several writes
+// share are written once) and updates the WAL index; with Options.Fsync
+// it also waits for an fsync, which on this machine takes longer than the
+// work of a single-entity write. Concurrent single writes would pay it
+// one by one. So Update hands its closure to one writer goroutine, which
+// runs every closure that is waiting at that moment inside one SQLite
+// transaction — each in its own SAVEPOINT, so that one closure's failure
+// undoes only its own changes — and commits once. Each Update returns
+// only after that commit, so a write is acknowledged only once it is as
+// durable as the mode promises; the closures run one after another, so
+// each is isolated from the others exactly as separate transactions would
+// be.
+
+// maxGroup bounds a group, so that one commit never waits on an unbounded
+// queue.
+const maxGroup = 64
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(*Tx) error
+	err  error
+	pan  any // a panic in fn, re-raised in the caller's goroutine
+	done chan struct{}
+}
+
+// Update runs fn in a write transaction: if fn returns nil its changes
+// commit before Update returns (see Options.Fsync for how durably),
+// otherwise nothing it did stays.
+// fn runs on the writer goroutine; it must not call Update or View.
+func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	select {
+	case s.writes <- req:
+	case <-s.quit:
+		return ErrClosed
+	}
+	// Wait even if ctx ends: fn may be running, and the caller must learn
+	// whether it committed. A cancelled ctx fails fn's statements instead.
+	<-req.done
+	if req.pan != nil {
+		panic(req.pan)
+	}
+	return req.err
+}
+
+// writer runs groups of Update closures until Close.
+func (s *Store) writer() {
+	defer s.writerDone.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.writes:
+		case <-s.quit:
+			return
+		}
+		group := []*writeReq{first}
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case r := <-s.writes:
+				group = append(group, r)
+			default:
+				break gather
+			}
+		}
+		if n := int64(len(group)); n > s.largestGroup.Load() {
+			s.largestGroup.Store(n)
+		}
+		s.commitGroup(group)
+		for _, r := range group {
+			close(r.done)
+		}
+	}
+}
+
+func (s *Store) commitGroup(group []*writeReq) {
+	err := s.withWriter(func(c *conn) error {
+		s.runGroup(c, group)
+		return nil
+	})
+	if err != nil {
+		for _, r := range group {
+			r.err = err
+		}
+	}
+}
+
+// runGroup runs the group's closures in one transaction on c and commits.
+func (s *Store) runGroup(c *conn, group []*writeReq) {
+	bg := context.Background()
+	fail := func(err error) {
+		for _, r := range group {
+			if r.err == nil && r.pan == nil {
+				r.err = err
+			}
+		}
+	}
+	if _, err := c.exec(bg, "BEGIN IMMEDIATE"); err != nil {
+		fail(err)
+		return
+	}
+	single := len(group) == 1
+	ok := 0
+	tablesChanged, garbage := false, false
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		sp := fmt.Sprintf("g%d", i)
+		if !single {
+			if _, err := c.exec(bg, "SAVEPOINT "+sp); err != nil {
+				r.err = err
+				continue
+			}
+		}
+		tx := &Tx{s: s, c: c, ctx: r.ctx}
+		r.err, r.pan = runClosure(tx, r.fn)
+		switch {
+		case r.err == nil && r.pan == nil:
+			ok++
+			tablesChanged = tablesChanged || tx.tablesChanged
+			garbage = garbage || tx.garbage
+			if !single {
+				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
+					r.err = err
+					ok--
+				}
+			}
+		case single:
+		default:
+			// Undo this closure alone; the savepoint must still be
+			// released to leave the transaction's nesting as it was.
+			_, err1 := c.exec(bg, "ROLLBACK TO "+sp)
+			_, err2 := c.exec(bg, "RELEASE "+sp)
+			if err := errors.Join(err1, err2); err != nil {
+				// The transaction is in an unknown state: give up on
+				// the whole group.
+				c.exec(bg, "ROLLBACK")
+				fail(err)
+				return
+			}
+		}
+	}
+	if ok == 0 {
+		c.exec(bg, "ROLLBACK")
+		return
+	}
+	_, err := c.exec(bg, "COMMIT")
+	if tablesChanged {
+		// Retire the table cache before any writer is answered (even
+		// when COMMIT failed: retiring too often is harmless).
+		s.tables.gen.Add(1)
+	}
+	if err != nil {
+		// A failed COMMIT (an I/O error) may leave the transaction open;
+		// end it so the next group starts clean.
+		c.exec(bg, "ROLLBACK")
+		fail(err)
+		return
+	}
+	if garbage {
+		s.gc.wake()
+	}
+}
+
+// runClosure runs fn, turning a panic into a value for the caller.
+func runClosure(tx *Tx, fn func(*Tx) error) (err error, pan any) {
+	defer func() {
+		if p := recover(); p != nil {
+			pan = p
+		}
+	}()
+	return fn(tx), nil
+}

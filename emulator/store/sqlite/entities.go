@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"errors"
+
+	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/odata/edm"
+)
+
+// GetEntity reads one entity; ErrEntityNotFound if absent.
+func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
+	var ts int64
+	var props []byte
+	err := tx.queryRow(
+		`SELECT ts, props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
+		t.ID, sortKey(pk), sortKey(rk)).Scan(&ts, &props)
+	if errors.Is(err, errNoRows) {
+		return nil, ErrEntityNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := &edm.Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts}
+	if e.Properties, err = store.DecodeProps(props); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// InsertEntity stores a new entity and sets its Timestamp;
+// ErrEntityExists if the keys are taken.
+func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
+	ts := tx.s.nextTimestamp(0)
+	_, err := tx.exec(
+		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
+		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, store.EncodeProps(e.Properties))
+	if isConstraint(err) {
+		return ErrEntityExists
+	}
+	if err != nil {
+		return err
+	}
+	e.Timestamp = ts
+	return tx.noteChange(t, e.PartitionKey, e.RowKey)
+}
+
+// PutEntity writes e whether or not it exists (replacing every property)
+// and sets its Timestamp later than prev, the Timestamp of the version it
+// replaces (0 if none), so that each version of an entity has its own ETag.
+func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
+	ts := tx.s.nextTimestamp(prev)
+	_, err := tx.exec(
+		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
+		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, store.EncodeProps(e.Properties))
+	if err != nil {
+		return err
+	}
+	e.Timestamp = ts
+	return tx.noteChange(t, e.PartitionKey, e.RowKey)
+}
+
+// DeleteEntity removes an entity; ErrEntityNotFound if absent.
+func (tx *Tx) DeleteEntity(t Table, pk, rk string) error {
+	n, err := tx.exec(
+		`DELETE FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
+		t.ID, sortKey(pk), sortKey(rk))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrEntityNotFound
+	}
+	return tx.noteChange(t, pk, rk)
+}

@@ -1,0 +1,172 @@
+package sqlite
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
+)
+
+// QueryEntities returns one page of the entities of t that match q, in
+// PartitionKey, RowKey order.
+func (tx *Tx) QueryEntities(t Table, q EntityQuery) (EntityPage, error) {
+	var page EntityPage
+	res, err := tx.scanEntities(t, q, false, func(e *edm.Entity) error {
+		c := *e
+		c.Properties = append([]edm.Property(nil), e.Properties...) // scanEntities reuses e's
+		page.Entities = append(page.Entities, &c)
+		return nil
+	})
+	page.ScanResult = res
+	return page, err
+}
+
+// ScanEntities is QueryEntities for a caller that handles each entity as
+// it is read: fn sees the page's entities in order. To spare a copy of
+// every property, e and the strings in it point into SQLite's row buffer
+// and are valid only during the call to fn: fn must not keep them.
+func (tx *Tx) ScanEntities(t Table, q EntityQuery, fn func(e *edm.Entity) error) (ScanResult, error) {
+	return tx.scanEntities(t, q, true, fn)
+}
+
+// scanEntities runs the plan of plan.go and applies the residual filter.
+func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.Entity) error) (ScanResult, error) {
+	res := ScanResult{Scanned: -1, Read: -1, Shape: store.Classify(q.Filter)}
+	p, err := tx.plan(t, q)
+	if err != nil {
+		return res, err
+	}
+	res.Index = p.index
+	var mf *scanFilter
+	if p.match != nil {
+		mf = &scanFilter{expr: p.match, budget: scanBudget, pkArg: p.pkArg, rkArg: p.rkArg, tsArg: p.tsArg}
+		mf.get = mf.lookup
+		scanSlots[p.matchSlot].Store(mf)
+		defer scanSlots[p.matchSlot].Store(nil)
+	}
+	rows, err := tx.query(p.sql, p.args...)
+	if err != nil {
+		return res, err
+	}
+	defer rows.Close()
+	var e edm.Entity
+	n, examined := 0, 0
+	for rows.Next() {
+		if mf != nil {
+			// tableemu_match let through a match, or the first row past
+			// the budget: the next page starts there.
+			if mf.ended {
+				res.Next = &Key{PK: fromSortKey(rows.Text(0)), RK: fromSortKey(rows.Text(1))}
+				break
+			}
+		} else if p.budgeted {
+			examined++
+			if examined > scanBudget {
+				// The first row past the budget: the next page starts
+				// here, as the service continues a page cut at its time limit.
+				res.Next = &Key{PK: fromSortKey(rows.Text(0)), RK: fromSortKey(rows.Text(1))}
+				break
+			}
+			if rows.Int64(4) == 0 {
+				continue
+			}
+		}
+		e.PartitionKey, e.RowKey = rowKey(rows, 0, alias), rowKey(rows, 1, alias)
+		e.Timestamp = rows.Int64(2)
+		lazy := lazyEntity{e: &e, props: rows.Bytes(3), alias: alias}
+		if p.residual != nil && !odata.Eval(p.residual, lazy.get) {
+			if lazy.err != nil {
+				return res, lazy.err
+			}
+			continue
+		}
+		if n == q.Top {
+			// The continuation outlives the row: copy the keys.
+			res.Next = &Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}
+			break
+		}
+		if err := lazy.decode(); err != nil {
+			return res, err
+		}
+		if err := fn(&e); err != nil {
+			return res, err
+		}
+		n++
+	}
+	if err := rows.Close(); err != nil {
+		if mf != nil && mf.err != nil {
+			return res, mf.err
+		}
+		return res, err
+	}
+	if mf != nil {
+		examined = mf.examined
+	}
+	switch {
+	case p.budgeted:
+		// Rows before the continuation, as countScanned counts them.
+		res.Scanned = examined
+		if res.Next != nil {
+			res.Scanned--
+		}
+		// A filter that keeps examining many entities for few matches
+		// asks for an automatic index.
+		if len(p.indexable) > 0 && res.Scanned >= autoIndexMinRows && n*20 < res.Scanned {
+			tx.s.noteScan(p.indexable)
+		}
+	case p.unfiltered && res.Next == nil:
+		res.Scanned = n
+	case p.unfiltered:
+		res.Scanned = n + 1 // the row that became the continuation
+	case q.CountScanned:
+		// Read through an automatic index (every other plan is one of
+		// the above).
+		if err := tx.countScanned(t, p, &res); err != nil {
+			return res, err
+		}
+		return res, nil
+	}
+	res.Read = res.Scanned
+	return res, nil
+}
+
+// rowKey is a key column of the current row in its client form, pointing
+// into SQLite's row buffer when alias is set.
+func rowKey(r *rows, i int, alias bool) string {
+	b := r.Bytes(i)
+	if alias {
+		return fromSortKey(unsafe.String(unsafe.SliceData(b), len(b)))
+	}
+	return fromSortKey(string(b))
+}
+
+// lazyEntity decodes the stored properties only when the filter asks for a
+// property other than the keys and Timestamp.
+type lazyEntity struct {
+	e       *edm.Entity
+	props   []byte // valid only while its row is current
+	alias   bool   // strings may point into props
+	decoded bool
+	err     error
+}
+
+func (l *lazyEntity) decode() error {
+	if !l.decoded {
+		l.decoded = true
+		l.e.Properties, l.err = store.DecodePropsInto(l.e.Properties[:0], l.props, l.alias)
+	}
+	return l.err
+}
+
+func (l *lazyEntity) get(name string) (edm.Value, bool) {
+	switch name {
+	case "PartitionKey", "RowKey", "Timestamp":
+	default:
+		if l.decode() != nil {
+			return edm.Value{}, false
+		}
+	}
+	return l.e.Get(name)
+}

@@ -1,0 +1,134 @@
+package sqlite
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/odata"
+)
+
+// CreateTable creates a table; ErrTableExists if one with the same name in
+// any case exists (docs/protocol.md 1.4). The caller validates the name.
+func (tx *Tx) CreateTable(account, name string) (Table, error) {
+	now := tx.s.nextTimestamp(0)
+	var id int64
+	err := tx.queryRow(
+		`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?) RETURNING id`,
+		account, name, strings.ToLower(name), now).Scan(&id)
+	if isConstraint(err) {
+		return Table{}, ErrTableExists
+	}
+	if err != nil {
+		return Table{}, err
+	}
+	tx.tablesChanged = true
+	return Table{ID: id, Account: account, Name: name}, nil
+}
+
+// GetTable finds a table by name, in any case; ErrTableNotFound if absent.
+func (tx *Tx) GetTable(account, name string) (Table, error) {
+	lname := strings.ToLower(name)
+	if tx.reader {
+		if t, ok := tx.s.tables.get(account, lname); ok {
+			return t, nil
+		}
+	}
+	t := Table{Account: account}
+	err := tx.queryRow(
+		`SELECT id, name, coalesce(base, 0) FROM tables WHERE account = ? AND lname = ?`,
+		account, lname).Scan(&t.ID, &t.Name, &t.Base)
+	if errors.Is(err, errNoRows) {
+		return Table{}, ErrTableNotFound
+	}
+	if err == nil && tx.reader {
+		tx.s.tables.put(account, lname, t, tx.tablesGen)
+	}
+	return t, err
+}
+
+// tableCache remembers the tables readers have looked up: every request
+// names its table, and the lookup was a tenth of a point read. An entry
+// holds the generation of table changes its reader's snapshot saw, read
+// before the snapshot began; a commit that creates or deletes a table
+// advances the generation before its writers are answered (commit.go),
+// which retires every entry. Write transactions never use the cache: they
+// must see their own uncommitted creates and deletes.
+type tableCache struct {
+	gen atomic.Uint64
+	mu  sync.Mutex
+	m   map[string]cachedTable // account + "\x00" + lower-case name
+}
+
+type cachedTable struct {
+	t   Table
+	gen uint64
+}
+
+// maxCachedTables bounds the cache; past it, it starts again empty.
+const maxCachedTables = 10_000
+
+func (c *tableCache) get(account, lname string) (Table, bool) {
+	c.mu.Lock()
+	e, ok := c.m[account+"\x00"+lname]
+	c.mu.Unlock()
+	if !ok || e.gen != c.gen.Load() {
+		return Table{}, false
+	}
+	return e.t, true
+}
+
+func (c *tableCache) put(account, lname string, t Table, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedTables {
+		c.m = map[string]cachedTable{}
+	}
+	c.m[account+"\x00"+lname] = cachedTable{t, gen}
+}
+
+// DeleteTable deletes a table and all its entities; ErrTableNotFound if
+// there is no such table. The table is retired (gc.go): out of reach of
+// every request when this transaction commits, its name free at once, and
+// its entities deleted by the collector afterwards, so that deleting a
+// large table does not hold the writer; a table based on a snapshot is
+// parked instead, for a restore to take back.
+func (tx *Tx) DeleteTable(account, name string) error {
+	t, err := tx.GetTable(account, name)
+	if err != nil {
+		return err
+	}
+	return tx.retire([]liveTable{{id: t.ID, base: t.Base}})
+}
+
+// QueryTables lists an account's tables ordered by name without regard to
+// case, the order lookups and uniqueness use.
+func (tx *Tx) QueryTables(account string, q TableQuery) (TablePage, error) {
+	var page TablePage
+	rows, err := tx.query(
+		`SELECT id, name, lname FROM tables WHERE account = ? AND lname >= ? ORDER BY lname`,
+		account, q.After)
+	if err != nil {
+		return page, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t Table
+		var lname string
+		if err := rows.Scan(&t.ID, &t.Name, &lname); err != nil {
+			return page, err
+		}
+		t.Account = account
+		if q.Filter != nil && !odata.Eval(q.Filter, store.TableNameProps(t.Name)) {
+			continue
+		}
+		if len(page.Tables) == q.Top {
+			page.Next = lname
+			break
+		}
+		page.Tables = append(page.Tables, t)
+	}
+	return page, rows.Close()
+}
