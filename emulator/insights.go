@@ -25,7 +25,7 @@ import (
 // and batches the service refuses because their keys span partitions.
 //
 // The figures are the service's, not tableemu's: once an automatic index
-// (store/autoindex.go) serves a filter, the shape and the entities scanned
+// (store/sqlite/autoindex.go) serves a filter, the shape and the entities scanned
 // stay what a scan without it examines (store/servicecount.go). What
 // tableemu itself read is reported apart: x-tableemu-index names the
 // index and x-tableemu-entities-read counts the entities read, and the

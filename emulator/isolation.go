@@ -13,7 +13,7 @@ import (
 
 // Test isolation (docs/isolation.md): reset an account to the state of a
 // freshly started server, save its state as a named snapshot and restore
-// it. Each is one store transaction (store/gc.go, store/snapshot.go), so a
+// it. Each is one store transaction (store/sqlite/gc.go, store/sqlite/snapshot.go), so a
 // request running meanwhile sees the account before or after, whole; the
 // data, snapshots included, is in the database and nothing of it is kept
 // in this process but the service properties cache, which is dropped under

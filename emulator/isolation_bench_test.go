@@ -19,12 +19,12 @@ import (
 //   - restore-after-test: a restore after a test wrote 10 entities,
 //     replaced 10 and deleted 10 (the usual per-test restore);
 //   - restore-after-reset: a restore of the same snapshot after a reset,
-//     which takes the parked tables back (store/gc.go);
+//     which takes the parked tables back (store/sqlite/gc.go);
 //   - restore-whole: a restore that copies every table: from the state of
 //     another snapshot (an empty one);
 //   - collect: the background deletion of a whole copy made garbage (here
 //     by restoring the empty snapshot), which takes the writer in chunks
-//     afterwards (store/gc.go).
+//     afterwards (store/sqlite/gc.go).
 //
 // Between iterations the account is put back and the garbage collected,
 // with the timer stopped. docs/benchmarks.md ("Test isolation") quotes it:

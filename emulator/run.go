@@ -81,7 +81,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	hs := s.HTTPServer()
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		// Best effort: the note only names this server to a second
-		// process started on the same directory (store/lock.go).
+		// process started on the same directory (store/sqlite/lock.go).
 		s.store.Announce(a.Port)
 	}
 	if s.tls != nil {

@@ -255,7 +255,7 @@ func (p *serviceProperties) merged(old *serviceProperties) *serviceProperties {
 // (Vary), so reading SQLite each time would tax every request. The cache
 // is never stale because this Server is the only writer of its database:
 // store.Open locks the data directory, so no other process (or Server in
-// this one) can write it while this one runs (emulator/store/lock.go), and
+// this one) can write it while this one runs (emulator/store/sqlite/lock.go), and
 // every Set goes through set, which updates the store and the cache under
 // one lock. A new process reads the properties afresh from the database.
 // The zero value is ready.

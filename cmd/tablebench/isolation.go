@@ -42,7 +42,7 @@ import (
 //     the first request succeeds.
 //
 // Each figure is the median of -runs. Between runs the state is put back
-// untimed, and tableemu's collector (store/gc.go) is let finish.
+// untimed, and tableemu's collector (store/sqlite/gc.go) is let finish.
 
 const isoAccount = "devstoreaccount1"
 

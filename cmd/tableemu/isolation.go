@@ -33,7 +33,7 @@ import (
 // Against a running server they send the HTTP request, signed with the
 // account's key (Shared Key), to the address the server flags give
 // (127.0.0.1:10002 by default). With --location DIR they act on that data
-// directory: if a server holds it (its lock, store/lock.go), on that
+// directory: if a server holds it (its lock, store/sqlite/lock.go), on that
 // server, at the port its lock note names; if none does, on the database
 // file directly, opened like a server would open it. The server's own
 // flags are accepted, so its command line can be reused.
