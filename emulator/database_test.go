@@ -32,7 +32,7 @@ func TestDatabaseSetting(t *testing.T) {
 		{"AZURITE_DB", nil, env("AZURITE_DB", "postgres://b@h/y"), "postgres://b@h/y", ""},
 		{"flag first", []string{"--database", "postgres://f@h/z"}, env("TABLEEMU_DATABASE", "postgres://a@h/x", "AZURITE_DB", "postgres://b@h/y"), "postgres://f@h/z", ""},
 		{"TABLEEMU_DATABASE before AZURITE_DB", nil, env("TABLEEMU_DATABASE", "postgres://a@h/x", "AZURITE_DB", "postgres://b@h/y"), "postgres://a@h/x", ""},
-		{"mysql", nil, env("AZURITE_DB", "mysql://root:" + secret + "@127.0.0.1:3306/azurite"), "", "AZURITE_DB mysql://root:xxxxx@127.0.0.1:3306/azurite: tableemu's external database is PostgreSQL"},
+		{"mysql", nil, env("AZURITE_DB", "mysql://root:"+secret+"@127.0.0.1:3306/azurite"), "", "AZURITE_DB mysql://root:xxxxx@127.0.0.1:3306/azurite: tableemu's external database is PostgreSQL"},
 		{"other scheme", []string{"--database", "sqlserver://sa:" + secret + "@h/db"}, env(), "", "takes postgres:// or postgresql:// URLs"},
 		{"no database name", []string{"--database", "postgres://u:" + secret + "@h:5432"}, env(), "", "name the database after the host"},
 		{"not a URL", []string{"--database", "host=h password=" + secret}, env(), "", "want a URL such as postgres://"},
@@ -67,8 +67,8 @@ func TestRedactDatabase(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://tableemu:hunter2@db:5432/t?sslmode=require": "postgres://tableemu:xxxxx@db:5432/t?sslmode=require",
 		"postgres://tableemu@db/t?password=hunter2":             "postgres://tableemu@db/t?password=xxxxx",
-		"postgres://db/t":                                       "postgres://db/t",
-		"host=db password=hunter2":                              "(the database setting)",
+		"postgres://db/t":          "postgres://db/t",
+		"host=db password=hunter2": "(the database setting)",
 	} {
 		if got := RedactDatabase(in); got != want {
 			t.Errorf("RedactDatabase(%q) = %q, want %q", in, got, want)
