@@ -7,7 +7,8 @@
 #     PostgreSQL restarted under load),
 #   - the Go conformance suite with its shared server on PostgreSQL,
 #   - the JavaScript, Python and Java SDK suites with every tableemu they
-#     start on PostgreSQL (.ci/tableemu-pg maps --location to a database).
+#     start on PostgreSQL (.ci/tableemu-pg maps --location to a database),
+#   - docker/compose.postgres.yaml's services as processes, behind nginx.
 # Usage: bash .ci/postgres.sh   (from anywhere; builds its own binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,4 +43,6 @@ echo "== Python SDK conformance on PostgreSQL"
 bash conformance/python/run.sh
 echo "== Java SDK conformance on PostgreSQL"
 bash conformance/java/run.sh
+echo "== docker/compose.postgres.yaml as processes (.ci/compose-postgres.sh)"
+bash .ci/compose-postgres.sh
 echo "== PostgreSQL legs passed"
