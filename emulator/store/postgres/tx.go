@@ -58,7 +58,7 @@ func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) erro
 		case err == nil:
 			return nil
 		case retry == retrySerial && try < maxTries:
-		case retry == retryConn && conn < connRetries:
+		case (retry == retryConn || retry == retryBegin) && conn < connRetries:
 			conn++
 		default:
 			return wrap(err)
@@ -109,6 +109,7 @@ func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	ptx, err := e.pool.BeginTx(ctx, opts)
 	if err != nil {
 		if ctx.Err() == nil && faultOf(err) == store.FaultUnavailable {
+			e.connLost()
 			return retryBegin, err
 		}
 		if e.closed.Load() {
@@ -134,13 +135,21 @@ func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		if err == nil {
 			return noRetry, nil
 		}
+		if faultOf(err) == store.FaultUnavailable {
+			e.connLost()
+		}
 		// A failed COMMIT may have committed (the connection broke after
 		// sending it): only a serialization failure, reported by the
-		// server, is known to have changed nothing.
-		if write && isSerialization(err) {
+		// server (or met earlier by a statement whose error fn ignored,
+		// which aborted the transaction), is known to have changed
+		// nothing.
+		if write && (isSerialization(err) || tx.serial != nil) {
 			return retrySerial, err
 		}
 		return noRetry, err
+	}
+	if tx.lost != nil || faultOf(err) == store.FaultUnavailable {
+		e.connLost()
 	}
 	switch {
 	case !write:
@@ -153,6 +162,16 @@ func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		return retryConn, err
 	}
 	return noRetry, err
+}
+
+// connLost closes the pool's connections once one was found dead: when
+// the server restarted or the network failed, the idle ones are dead too,
+// and each would otherwise fail a request of its own before the pool
+// noticed. Connections in use are closed when they are returned.
+func (e *engine) connLost() {
+	if !e.closed.Load() {
+		e.pool.Reset()
+	}
 }
 
 // backoff is the wait before try+1: random, growing, at most ~50 ms, so
