@@ -62,7 +62,10 @@ func TestQueryShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var page store.EntityPage
-		view(t, s, func(tx *store.Tx) error { page, err = tx.QueryEntities(tb, store.EntityQuery{Filter: f, Top: 1000}); return err })
+		view(t, s, func(tx *store.Tx) error {
+			page, err = tx.QueryEntities(tb, store.EntityQuery{Filter: f, Top: 1000})
+			return err
+		})
 		if len(page.Entities) != tc.found || page.Shape != tc.shape || page.Next != nil {
 			t.Errorf("%s: %d entities, shape %s, next %v; want %d, %s", tc.filter, len(page.Entities), page.Shape, page.Next, tc.found, tc.shape)
 		}
@@ -198,7 +201,11 @@ func TestScanAliases(t *testing.T) {
 	})
 	f, _ := odata.ParseFilter("S ne 'x'")
 	var page store.EntityPage
-	view(t, s, func(tx *store.Tx) error { var err error; page, err = tx.QueryEntities(tb, store.EntityQuery{Filter: f, Top: 1000}); return err })
+	view(t, s, func(tx *store.Tx) error {
+		var err error
+		page, err = tx.QueryEntities(tb, store.EntityQuery{Filter: f, Top: 1000})
+		return err
+	})
 	for i, e := range page.Entities {
 		if e.RowKey != fmt.Sprintf("r%02d", i) || e.Properties[0].Value.S != strings.Repeat(fmt.Sprint(i%10), 50) {
 			t.Fatalf("entity %d changed after the scan: %s %q", i, e.RowKey, e.Properties[0].Value.S)

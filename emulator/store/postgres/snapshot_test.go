@@ -186,7 +186,11 @@ func TestSnapshots(t *testing.T) {
 	}
 	update(t, s, func(tx *store.Tx) error { _, _, err := tx.SaveSnapshot("acct", "later"); return err })
 	var restored store.Snapshot
-	update(t, s, func(tx *store.Tx) error { var err error; restored, err = tx.RestoreSnapshot("acct", "fixtures"); return err })
+	update(t, s, func(tx *store.Tx) error {
+		var err error
+		restored, err = tx.RestoreSnapshot("acct", "fixtures")
+		return err
+	})
 	if got := dump(t, s, "acct"); got != saved {
 		t.Errorf("after restore:\n%s\nwant\n%s", got, saved)
 	}

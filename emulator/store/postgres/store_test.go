@@ -241,7 +241,10 @@ func TestQueryTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page store.TablePage
-	view(t, s, func(tx *store.Tx) error { page, err = tx.QueryTables("a", store.TableQuery{Filter: f, Top: 1}); return err })
+	view(t, s, func(tx *store.Tx) error {
+		page, err = tx.QueryTables("a", store.TableQuery{Filter: f, Top: 1})
+		return err
+	})
 	if len(page.Tables) != 1 || page.Tables[0].Name != "delta" || page.Next != "gamma9" {
 		t.Fatalf("filtered page: %+v", page)
 	}
