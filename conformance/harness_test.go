@@ -47,7 +47,13 @@ func TestMain(m *testing.M) {
 		}
 		shared = t
 	} else {
-		t, closeFn, err := startInProcess(emulator.Config{InMemory: true, Silent: true})
+		// TABLEEMU_TEST_DATABASE: the shared server keeps its data in that
+		// PostgreSQL database instead of memory (.ci/postgres.sh).
+		cfg := emulator.Config{InMemory: true, Silent: true}
+		if db := os.Getenv("TABLEEMU_TEST_DATABASE"); db != "" {
+			cfg = emulator.Config{Database: db, Silent: true}
+		}
+		t, closeFn, err := startInProcess(cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

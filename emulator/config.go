@@ -63,6 +63,11 @@ type Config struct {
 	Faults   string // --faults SPEC
 	// Warnings are notes about accepted but unusual input, printed at start.
 	Warnings []string
+	// Database is an external database's URL (--database,
+	// TABLEEMU_DATABASE or AZURITE_DB: postgres://…, database.go); ""
+	// keeps the data in SQLite under Location. It may hold a password:
+	// print it only through RedactDatabase.
+	Database string
 }
 
 // NoKeepAliveTimeout as Config.KeepAlive keeps idle keep-alive connections
@@ -167,7 +172,24 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 			return c, fmt.Errorf("--faults: %w", err)
 		}
 	}
+	db, source := databaseFromEnv(c.Database, getenv)
+	if db != "" {
+		if err := checkDatabase(db, source); err != nil {
+			return c, err
+		}
+		if c.InMemory {
+			return c, fmt.Errorf("%s and --inMemoryPersistence: choose one (the data lives in the database, or in memory)", source)
+		}
+		c.Database = db
+		if c.Location != "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("--location is ignored: the data lives in the database %s names", source))
+		}
+		if c.Fsync {
+			c.Warnings = append(c.Warnings, "--fsync has no effect with an external database: its own settings decide durability")
+		}
+	}
 	switch {
+	case c.Database != "":
 	case c.InMemory && c.Location != "":
 		// Azurite refuses this pair; tableemu's image passes --location
 		// /data in its entrypoint, so `docker run IMAGE
@@ -223,6 +245,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.StringVar(&c.Location, "location", "", "keep the database, tableemu.sqlite, in `DIR` (default: the current directory)")
 	fs.StringVar(&c.Location, "l", "", "short for --location")
 	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
+	fs.StringVar(&c.Database, "database", "", "keep the data in the PostgreSQL database at `URL` (postgres://user@host:5432/db); several instances may share it")
 	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
 	fs.BoolVar(&c.Loose, "loose", false, "accept an account SAS signed for https over plain HTTP")
 	fs.BoolVar(&c.Loose, "L", false, "short for --loose")

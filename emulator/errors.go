@@ -138,7 +138,7 @@ func storeErr(err error) error {
 	}
 	// Storage faults: the client learns what happened in the message, the
 	// operator in the log (writeError logs every storageFault). A full
-	// disk or a locked file may clear, so they are 503 ServerBusy, which
+	// disk, a locked file or an unreachable database server may clear, so they are 503 ServerBusy, which
 	// SDKs retry with back-off; the others are 500 InternalError. Nothing
 	// was written: the transaction rolled back (store.Update).
 	var e *tableemu.Error
@@ -147,6 +147,10 @@ func storeErr(err error) error {
 		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
 	case store.FaultBusy:
 		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: another process holds tableemu's database file locked.")
+	case store.FaultUnavailable:
+		// The external database restarting, or out of connections: the
+		// request did not take effect and may once it is back.
+		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: tableemu cannot reach its database right now. Retry; if this lasts, check that the database server is running and accepts connections.")
 	case store.FaultReadOnly:
 		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file or its directory is read-only.")
 	case store.FaultIO:

@@ -66,8 +66,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.InMemory = cfg.InMemory || cfg.Location == "" // the zero Config writes nothing (config.go)
-	if abs, err := filepath.Abs(cfg.Location); err == nil && !cfg.InMemory {
+	cfg.InMemory = cfg.InMemory || cfg.Location == "" && cfg.Database == "" // the zero Config writes nothing (config.go)
+	if abs, err := filepath.Abs(cfg.Location); err == nil && !cfg.InMemory && cfg.Database == "" {
 		cfg.Location = abs // so that DatabasePath and errors name the directory in full
 	}
 	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
@@ -87,6 +87,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.store = st
+	if st.Shared() {
+		s.props.ttl = sharedPropsTTL // other instances write too (service.go)
+	}
 	if cfg.Debug != "" {
 		f, err := os.OpenFile(cfg.Debug, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
@@ -252,22 +253,45 @@ func (p *serviceProperties) merged(old *serviceProperties) *serviceProperties {
 
 // propsCache keeps each account's service properties in memory: CORS
 // needs them on every request that carries an Origin, and on every GET
-// (Vary), so reading SQLite each time would tax every request. The cache
-// is never stale because this Server is the only writer of its database:
-// store.Open locks the data directory, so no other process (or Server in
-// this one) can write it while this one runs (emulator/store/sqlite/lock.go), and
-// every Set goes through set, which updates the store and the cache under
-// one lock. A new process reads the properties afresh from the database.
-// The zero value is ready.
+// (Vary), so reading the store each time would tax every request.
+//
+// On SQLite the cache is never stale because this Server is the only
+// writer of its database: the SQLite engine locks the data directory, so
+// no other process (or Server in this one) can write it while this one
+// runs (emulator/store/sqlite/lock.go), and every Set goes through set,
+// which updates the store and the cache under one lock. On a shared
+// database (PostgreSQL, several instances) another instance may set them:
+// then an entry is kept for ttl only, so a change made through one
+// instance is in force on every other within ttl (docs/postgres.md).
+// The zero value is ready and never expires entries.
 type propsCache struct {
-	mu sync.RWMutex
-	m  map[string]*serviceProperties // immutable once stored
+	mu  sync.RWMutex
+	m   map[string]cachedProps
+	ttl time.Duration // 0: for ever
+}
+
+type cachedProps struct {
+	p  *serviceProperties // immutable once stored
+	at time.Time
+}
+
+// sharedPropsTTL is how long an instance on a shared database trusts the
+// properties it read: half the one second within which a change must be
+// in force everywhere, which leaves room for the read itself.
+const sharedPropsTTL = 500 * time.Millisecond
+
+func (pc *propsCache) lookup(account string) (*serviceProperties, bool) {
+	c, ok := pc.m[account]
+	if !ok || pc.ttl > 0 && time.Since(c.at) >= pc.ttl {
+		return nil, false
+	}
+	return c.p, true
 }
 
 // get returns account's properties (the defaults if none were set).
 func (pc *propsCache) get(ctx context.Context, st *store.Store, account string) (*serviceProperties, error) {
 	pc.mu.RLock()
-	p, ok := pc.m[account]
+	p, ok := pc.lookup(account)
 	pc.mu.RUnlock()
 	if ok {
 		return p, nil
@@ -276,7 +300,7 @@ func (pc *propsCache) get(ctx context.Context, st *store.Store, account string) 
 	// by the older document read here.
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if p, ok := pc.m[account]; ok {
+	if p, ok := pc.lookup(account); ok {
 		return p, nil
 	}
 	err := st.View(ctx, func(tx *store.Tx) error {
@@ -318,9 +342,9 @@ func (pc *propsCache) set(ctx context.Context, st *store.Store, account string, 
 
 func (pc *propsCache) put(account string, p *serviceProperties) {
 	if pc.m == nil {
-		pc.m = map[string]*serviceProperties{}
+		pc.m = map[string]cachedProps{}
 	}
-	pc.m[account] = p
+	pc.m[account] = cachedProps{p, time.Now()}
 }
 
 func loadProperties(tx *store.Tx, account string) (*serviceProperties, error) {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,46 +23,65 @@ import (
 // every target and would only dilute the ratios.
 type target struct {
 	name     string
-	pid      int
+	pid      int    // the first of pids: its memory is reported
+	pids     []int  // every process of the target: their CPU is summed
 	endpoint string // table endpoint, e.g. http://127.0.0.1:10002/devstoreaccount1
-	account  string
-	key      []byte
-	path     string // the endpoint's path, e.g. /devstoreaccount1
-	client   *http.Client
-	bodies   sync.Pool // *[]byte: response buffers handed back by release
+	// endpoints are the instances of a target of several tableemu
+	// processes on one database (docs/postgres.md); requests go to each
+	// in turn. endpoint is the first.
+	endpoints []string
+	turn      atomic.Uint64
+	account   string
+	key       []byte
+	path      string // the endpoint's path, e.g. /devstoreaccount1
+	client    *http.Client
+	bodies    sync.Pool // *[]byte: response buffers handed back by release
 }
 
 func parseTarget(spec string) (*target, error) {
-	// name,pid,connection-string (pid may be empty)
+	// name,pid,connection-string (pid may be empty). Several instances
+	// of one service: name,pid1+pid2,cs1|cs2, with the same account.
 	parts := strings.SplitN(spec, ",", 3)
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("target %q: want name,pid,connection-string", spec)
 	}
 	t := &target{name: parts[0]}
 	if parts[1] != "" {
-		if _, err := fmt.Sscan(parts[1], &t.pid); err != nil {
-			return nil, fmt.Errorf("target %q: pid: %v", spec, err)
+		for _, p := range strings.Split(parts[1], "+") {
+			var pid int
+			if _, err := fmt.Sscan(p, &pid); err != nil {
+				return nil, fmt.Errorf("target %q: pid: %v", spec, err)
+			}
+			t.pids = append(t.pids, pid)
 		}
+		t.pid = t.pids[0]
 	}
-	kv := map[string]string{}
-	for _, p := range strings.Split(parts[2], ";") {
-		if k, v, ok := strings.Cut(p, "="); ok {
-			kv[k] = v
+	for _, cs := range strings.Split(parts[2], "|") {
+		kv := map[string]string{}
+		for _, p := range strings.Split(cs, ";") {
+			if k, v, ok := strings.Cut(p, "="); ok {
+				kv[k] = v
+			}
 		}
+		ep := strings.TrimSuffix(kv["TableEndpoint"], "/")
+		key, err := base64.StdEncoding.DecodeString(kv["AccountKey"])
+		if err != nil || kv["AccountName"] == "" || ep == "" {
+			return nil, fmt.Errorf("target %q: the connection string needs AccountName, AccountKey (base64) and TableEndpoint", t.name)
+		}
+		u, err := url.Parse(ep)
+		if err != nil {
+			return nil, err
+		}
+		if h := u.Hostname(); h != "127.0.0.1" && h != "localhost" && h != "::1" {
+			return nil, fmt.Errorf("target %q: tablebench loads only loopback servers, not %s", t.name, h)
+		}
+		if t.endpoint == "" {
+			t.account, t.endpoint, t.key, t.path = kv["AccountName"], ep, key, u.Path
+		} else if kv["AccountName"] != t.account || u.Path != t.path {
+			return nil, fmt.Errorf("target %q: its instances must serve one account at one path", t.name)
+		}
+		t.endpoints = append(t.endpoints, ep)
 	}
-	t.account, t.endpoint = kv["AccountName"], strings.TrimSuffix(kv["TableEndpoint"], "/")
-	key, err := base64.StdEncoding.DecodeString(kv["AccountKey"])
-	if err != nil || t.account == "" || t.endpoint == "" {
-		return nil, fmt.Errorf("target %q: the connection string needs AccountName, AccountKey (base64) and TableEndpoint", t.name)
-	}
-	u, err := url.Parse(t.endpoint)
-	if err != nil {
-		return nil, err
-	}
-	if h := u.Hostname(); h != "127.0.0.1" && h != "localhost" && h != "::1" {
-		return nil, fmt.Errorf("target %q: tablebench loads only loopback servers, not %s", t.name, h)
-	}
-	t.key, t.path = key, u.Path
 	t.client = &http.Client{
 		Timeout: 2 * time.Minute,
 		Transport: &http.Transport{
@@ -75,7 +95,7 @@ func parseTarget(spec string) (*target, error) {
 // do sends one signed request; path is relative to the endpoint (e.g.
 // "/bench()"), query is already encoded.
 func (t *target) do(method, path, query string, hdr map[string]string, body []byte) (*http.Response, []byte, error) {
-	u := t.endpoint + path
+	u := t.endpoints[int(t.turn.Add(1)%uint64(len(t.endpoints)))] + path
 	if query != "" {
 		u += "?" + query
 	}

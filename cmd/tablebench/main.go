@@ -153,7 +153,7 @@ func measure(t *target, w workload, cfg *config, round int) sample {
 	var mu sync.Mutex
 	var lats []time.Duration
 	var firstErr error
-	cpu0 := procCPU(t.pid)
+	cpu0 := t.cpu()
 	start := time.Now()
 	deadline := start.Add(dur)
 	var wg sync.WaitGroup
@@ -188,7 +188,7 @@ func measure(t *target, w workload, cfg *config, round int) sample {
 	wg.Wait()
 	elapsed := time.Since(start)
 	s := sample{rate: float64(units.Load()) / elapsed.Seconds(), latencies: lats, errors: errs.Load(), firstErr: firstErr, ops: ops.Load()}
-	if cpu1 := procCPU(t.pid); cpu0 >= 0 && cpu1 >= 0 {
+	if cpu1 := t.cpu(); cpu0 >= 0 && cpu1 >= 0 {
 		s.cpu = cpu1 - cpu0
 	}
 	return s

@@ -61,6 +61,22 @@ func mib(b int64) string {
 	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
 }
 
+// cpu is the CPU time of every process of t, -1 if unknown.
+func (t *target) cpu() time.Duration {
+	if len(t.pids) == 0 {
+		return -1
+	}
+	var sum time.Duration
+	for _, pid := range t.pids {
+		c := procCPU(pid)
+		if c < 0 {
+			return -1
+		}
+		sum += c
+	}
+	return sum
+}
+
 // procCPU is a process's user+system CPU time, from /proc; -1 if unknown.
 func procCPU(pid int) time.Duration {
 	if pid <= 0 {

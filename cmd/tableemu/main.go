@@ -129,7 +129,10 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	if ip := net.ParseIP(cfg.Host); ip != nil && ip.IsUnspecified() {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
-	if path := srv.DatabasePath(); path == ":memory:" {
+	if path := srv.DatabasePath(); cfg.Database != "" {
+		// Never the URL as given: it may hold a password.
+		out.Printf("tableemu serves Azure Table storage from the PostgreSQL database %s (shared: other instances may serve it too)", path)
+	} else if path == ":memory:" {
 		out.Printf("tableemu serves Azure Table storage from memory (nothing is written to disk)")
 	} else {
 		out.Printf("tableemu serves Azure Table storage from %s (with its -wal and -shm files)", path)
@@ -222,5 +225,5 @@ func startError(cfg emulator.Config, err error) string {
 	if fi, serr := os.Stat(cfg.Location); serr == nil && !fi.IsDir() && errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing)", cfg.Location, sqlite.FileName)
 	}
-	return err.Error()
+	return cfg.Redact(err.Error())
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tableemu on PostgreSQL (docs/postgres.md), against a real cluster:
+# installs Debian's postgresql if missing, starts a throwaway cluster on a
+# free loopback port (.ci/pg-cluster.sh), and runs
+#   - the multi-instance tests (several tableemu processes, one database:
+#     reads across instances, If-Match races, batches, settings, kill -9,
+#     PostgreSQL restarted under load),
+#   - the Go conformance suite with its shared server on PostgreSQL,
+#   - the JavaScript, Python and Java SDK suites with every tableemu they
+#     start on PostgreSQL (.ci/tableemu-pg maps --location to a database),
+#   - docker/compose.postgres.yaml's services as processes, behind nginx.
+# Usage: bash .ci/postgres.sh   (from anywhere; builds its own binary)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+# shellcheck source=.ci/pg-cluster.sh
+source .ci/pg-cluster.sh
+pg_cluster_start
+export TABLEEMU_TEST_POSTGRES=$PG_ADMIN_URL # internal/pgtest makes its databases there
+
+bin=$(mktemp -d)/tableemu
+CGO_ENABLED=0 go build -o "$bin" ./cmd/tableemu
+
+# The store contract suite and the engine's tests ran in `go test ./...`
+# (on a cluster of their own); the multi-instance tests run again here
+# for the figures they log.
+echo "== several instances on one database (conformance TestPostgres*)"
+log=$(dirname "$bin")/multi.log
+if ! TABLEEMU_CRASH_CYCLES=${TABLEEMU_CRASH_CYCLES:-10} go test -count=1 -run 'TestPostgres' -v ./conformance/ >"$log" 2>&1; then
+  cat "$log"; exit 1
+fi
+# The figures the tests log (conflicts retried, reads, recovery), and the verdicts.
+grep -E '^(--- |ok)|postgres_test.go:[0-9]+: |crash summary' "$log"
+
+echo "== Go conformance suite on PostgreSQL"
+psql -q -X "$PG_ADMIN_URL" -c "CREATE DATABASE conformance_go" >/dev/null
+TABLEEMU_TEST_DATABASE=${PG_ADMIN_URL/\/postgres\?/\/conformance_go?} go test -count=1 ./conformance/
+
+export TABLEEMU_REAL_BIN=$bin TABLEEMU_BIN=$root/.ci/tableemu-pg
+echo "== JavaScript SDK conformance on PostgreSQL"
+bash conformance/js/run.sh
+echo "== Python SDK conformance on PostgreSQL"
+bash conformance/python/run.sh
+echo "== Java SDK conformance on PostgreSQL"
+bash conformance/java/run.sh
+echo "== docker/compose.postgres.yaml as processes (.ci/compose-postgres.sh)"
+bash .ci/compose-postgres.sh
+echo "== PostgreSQL legs passed"
