@@ -212,3 +212,12 @@ func TestScanAliases(t *testing.T) {
 		}
 	}
 }
+
+func mustFilter(t testing.TB, s string) odata.Expr {
+	t.Helper()
+	f, err := odata.ParseFilter(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
