@@ -1,0 +1,337 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tableemu/tableemu/emulator/store"
+)
+
+// Transactions, and why they give the service's guarantees across any
+// number of tableemu processes sharing the database.
+//
+// Update runs its closure in a SERIALIZABLE transaction. PostgreSQL then
+// guarantees that the committed transactions have the effect of running one
+// at a time in some order (serializable snapshot isolation: a transaction
+// whose reads another's writes would invalidate fails with SQLSTATE 40001
+// instead of committing). That order is everything the service promises:
+//
+//   - single-entity strong consistency: a write commits before the response,
+//     and every later transaction, on any process, starts from a snapshot
+//     that includes it;
+//   - conditional updates (If-Match) never lose an update: the handler reads
+//     the entity, compares its ETag (the Timestamp) and writes in one
+//     closure, so two processes updating the same version cannot both
+//     commit; the loser's closure runs again, reads the winner's version,
+//     and answers 412 (or, unconditional, writes after it);
+//   - an entity group transaction ($batch) is one closure, so it commits
+//     whole or not at all, and no reader sees part of it.
+//
+// Update retries a closure that failed with serialization_failure (40001)
+// or deadlock_detected (40P01), after a short random backoff, up to
+// maxTries times; the contract (store.Store.Update) lets an engine run the
+// closure again. View runs in REPEATABLE READ READ ONLY: one snapshot for
+// the whole closure, which in PostgreSQL never fails for serialization (and
+// is never retried: its closure may have written part of a response).
+const maxTries = 20
+
+// connRetries is how many times a transaction whose connection failed
+// before anything was sent, or before COMMIT, is started again on another
+// connection: after the server restarts, the pool's idle connections are
+// dead, and the first use of each finds out.
+const connRetries = 3
+
+func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) error {
+	opts := pgx.TxOptions{IsoLevel: pgx.Serializable, AccessMode: pgx.ReadWrite}
+	conn := 0
+	for try := 1; ; try++ {
+		retry, err := e.run(ctx, opts, true, fn)
+		switch {
+		case err == nil:
+			return nil
+		case retry == retrySerial && try < maxTries:
+		case (retry == retryConn || retry == retryBegin) && conn < connRetries:
+			conn++
+		default:
+			return wrap(err)
+		}
+		if err := sleep(ctx, backoff(try)); err != nil {
+			return err
+		}
+	}
+}
+
+func (e *engine) View(ctx context.Context, fn func(store.EngineTx) error) error {
+	return e.view(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+// ViewPoint reads a few rows: READ COMMITTED is enough for one or two
+// statements, and costs PostgreSQL no snapshot kept for the transaction.
+func (e *engine) ViewPoint(ctx context.Context, fn func(store.EngineTx) error) error {
+	return e.view(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func (e *engine) view(ctx context.Context, opts pgx.TxOptions, fn func(store.EngineTx) error) error {
+	for conn := 0; ; conn++ {
+		retry, err := e.run(ctx, opts, false, fn)
+		if err == nil {
+			return nil
+		}
+		// Only a failure to begin is retried: fn may have handed rows on.
+		if retry != retryBegin || conn == connRetries {
+			return wrap(err)
+		}
+	}
+}
+
+type retryKind int
+
+const (
+	noRetry     retryKind = iota
+	retrySerial           // a serialization failure or deadlock
+	retryConn             // the connection failed before COMMIT was sent
+	retryBegin            // the connection failed at BEGIN
+)
+
+// run runs fn in one transaction and says whether a failure may be retried.
+func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.EngineTx) error) (retryKind, error) {
+	if e.closed.Load() {
+		return noRetry, store.ErrClosed
+	}
+	ptx, err := e.pool.BeginTx(ctx, opts)
+	if err != nil {
+		if ctx.Err() == nil && faultOf(err) == store.FaultUnavailable {
+			e.connLost()
+			return retryBegin, err
+		}
+		if e.closed.Load() {
+			return noRetry, store.ErrClosed
+		}
+		return noRetry, err
+	}
+	tx := &Tx{e: e, tx: ptx, ctx: ctx}
+	committed := false
+	defer func() {
+		if !committed {
+			// Not ctx: a cancelled request must still end its
+			// transaction (pgx closes the connection if it cannot).
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ptx.Rollback(rctx)
+			cancel()
+		}
+	}()
+	err = fn(tx)
+	if err == nil {
+		committed = true
+		err = ptx.Commit(ctx)
+		if err == nil {
+			return noRetry, nil
+		}
+		if faultOf(err) == store.FaultUnavailable {
+			e.connLost()
+		}
+		// A failed COMMIT may have committed (the connection broke after
+		// sending it): only a serialization failure, reported by the
+		// server (or met earlier by a statement whose error fn ignored,
+		// which aborted the transaction), is known to have changed
+		// nothing.
+		if write && (isSerialization(err) || tx.serial != nil) {
+			return retrySerial, err
+		}
+		return noRetry, err
+	}
+	if tx.lost != nil || faultOf(err) == store.FaultUnavailable {
+		e.connLost()
+	}
+	switch {
+	case !write:
+	case tx.serial != nil || isSerialization(err):
+		// A statement met a conflict; the closure may have turned it into
+		// another error (or the transaction is aborted and later
+		// statements failed): the whole closure runs again.
+		return retrySerial, err
+	case tx.lost != nil && ctx.Err() == nil:
+		return retryConn, err
+	}
+	return noRetry, err
+}
+
+// connLost closes the pool's connections once one was found dead: when
+// the server restarted or the network failed, the idle ones are dead too,
+// and each would otherwise fail a request of its own before the pool
+// noticed. Connections in use are closed when they are returned.
+func (e *engine) connLost() {
+	if !e.closed.Load() {
+		e.pool.Reset()
+	}
+}
+
+// backoff is the wait before try+1: random, growing, at most ~50 ms, so
+// that contenders spread out.
+func backoff(try int) time.Duration {
+	ceiling := time.Millisecond << min(try, 6)
+	return time.Duration(rand.Int64N(int64(ceiling))) + 100*time.Microsecond
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Tx is one transaction, valid only inside its closure.
+type Tx struct {
+	e   *engine
+	tx  pgx.Tx
+	ctx context.Context
+	// serial is a serialization failure a statement met, lost a
+	// connection failure: Update retries the closure whatever it returns.
+	serial, lost error
+	// scan's reused buffers.
+	args []any
+}
+
+var _ store.EngineTx = (*Tx)(nil)
+
+// note records what a failed statement means for the transaction and
+// returns the error classified (wrap).
+func (tx *Tx) note(err error) error {
+	if err == nil {
+		return nil
+	}
+	if isSerialization(err) {
+		tx.serial = err
+	} else if faultOf(err) == store.FaultUnavailable {
+		tx.lost = err
+	}
+	return wrap(err)
+}
+
+func (tx *Tx) exec(sql string, args ...any) (int64, error) {
+	tag, err := tx.tx.Exec(tx.ctx, sql, args...)
+	if err != nil {
+		return 0, tx.note(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// queryRow runs a query for one row; pgx.ErrNoRows if there is none.
+func (tx *Tx) queryRow(sql string, args []any, dest ...any) error {
+	err := tx.tx.QueryRow(tx.ctx, sql, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return pgx.ErrNoRows
+	}
+	return tx.note(err)
+}
+
+func (tx *Tx) query(sql string, args ...any) (pgx.Rows, error) {
+	rows, err := tx.tx.Query(tx.ctx, sql, args...)
+	if err != nil {
+		return nil, tx.note(err)
+	}
+	return rows, nil
+}
+
+// Error is a failed PostgreSQL call that is a storage fault (store.Fault):
+// the server is unreachable, restarting, full. Other errors are returned as
+// pgx gives them.
+type Error struct {
+	Err   error
+	Fault store.Fault
+}
+
+func (e *Error) Error() string           { return "postgres: " + e.Err.Error() }
+func (e *Error) Unwrap() error           { return e.Err }
+func (e *Error) StoreFault() store.Fault { return e.Fault }
+
+// wrap classifies err (faultOf); errors that are no fault come back as
+// they are.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	if f := faultOf(err); f != store.NoFault {
+		return &Error{Err: err, Fault: f}
+	}
+	return err
+}
+
+// faultOf classifies by SQLSTATE and by the kind of network error, never by
+// message text.
+func faultOf(err error) store.Fault {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case len(pe.Code) == 5 && pe.Code[:2] == "08": // connection_exception
+			return store.FaultUnavailable
+		}
+		switch pe.Code {
+		case "57P01", // admin_shutdown: the server is stopping
+			"57P02", // crash_shutdown
+			"57P03", // cannot_connect_now: starting up or in recovery
+			"53300", // too_many_connections
+			"25006": // read_only_sql_transaction: a standby, mid-failover
+			return store.FaultUnavailable
+		case "53100": // disk_full
+			return store.FaultFull
+		case "53200": // out_of_memory
+			return store.FaultUnavailable
+		case "58030": // io_error
+			return store.FaultIO
+		case "XX001", "XX002": // data_corrupted, index_corrupted
+			return store.FaultCorrupt
+		case "40001", "40P01":
+			// Still conflicting after maxTries: contention, which may clear.
+			return store.FaultBusy
+		}
+		return store.NoFault
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The request's own context ended, unless the pool gave up
+		// dialling (a ConnectError below).
+		var ce *pgconn.ConnectError
+		if !errors.As(err, &ce) {
+			return store.NoFault
+		}
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		pgconn.SafeToRetry(err): // never sent: the connection was closed
+		return store.FaultUnavailable
+	}
+	return store.NoFault
+}
+
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func isSerialization(err error) bool {
+	s := sqlState(err)
+	return s == "40001" || s == "40P01"
+}
