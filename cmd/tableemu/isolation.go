@@ -53,15 +53,16 @@ Where: a running server at --tableHost and --tablePort (default
 127.0.0.1:10002; https with --cert, whose certificate is trusted); or, with
 --location DIR, that data directory: through the server that holds it, at
 the port it announced, or directly in DIR/tableemu.sqlite when no server runs
-on it.
+on it; or, with --database URL (or TABLEEMU_DATABASE), that PostgreSQL
+database directly, for every instance serving it.
 
   --account NAME      the account (default: the first of AZURITE_ACCOUNTS,
                       devstoreaccount1 when it is unset)
   --accountKey KEY    its key, to sign the request (default: from
                       AZURITE_ACCOUNTS, or devstoreaccount1's public key)
-  --allAccounts       reset every account: in one transaction with --location
-                      and no server on it; otherwise one request per account
-                      of AZURITE_ACCOUNTS
+  --allAccounts       reset every account: in one transaction with --database,
+                      or --location and no server on it; otherwise one
+                      request per account of AZURITE_ACCOUNTS
   Other server flags (--silent, --loose, ...) are accepted and ignored.
 
 Snapshot names are 1 to 64 letters, digits, '-', '_' and '.', starting with a
@@ -190,6 +191,20 @@ func isolation(cmd string, args []string, stdout, stderr io.Writer) int {
 
 // run acts where the arguments say and returns the lines to print.
 func (a isoArgs) run() ([]string, error) {
+	if a.cfg.Database != "" {
+		// A shared database: every instance on it sees the change at once
+		// (docs/postgres.md), so act on it directly, servers running or not.
+		srv, err := emulator.New(emulator.Config{Database: a.cfg.Database, Accounts: a.cfg.Accounts, Silent: true})
+		if err != nil {
+			return nil, errors.New(a.cfg.Redact(err.Error()))
+		}
+		defer srv.Close()
+		lines, err := a.offline(srv)
+		for i := range lines {
+			lines[i] += " (PostgreSQL database " + srv.DatabasePath() + ")"
+		}
+		return lines, err
+	}
 	if !a.location {
 		return a.online(a.cfg.Host, a.cfg.Port)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/tableemu/tableemu/internal/pgtest"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -56,6 +58,7 @@ func binary(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	pgtest.Stop() // postgres_test.go's throwaway PostgreSQL, if one was started
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
