@@ -73,10 +73,11 @@ func (e *engine) View(ctx context.Context, fn func(store.EngineTx) error) error 
 	return e.view(ctx, beginView, fn)
 }
 
-// ViewPoint reads a few rows: READ COMMITTED is enough for one or two
-// statements, and costs PostgreSQL no snapshot kept for the transaction.
+// ViewPoint is View: a snapshot costs PostgreSQL no more than READ
+// COMMITTED for the one to three statements of a point read, and it keeps
+// the table lookup and the entity read consistent with each other.
 func (e *engine) ViewPoint(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, beginViewPoint, fn)
+	return e.view(ctx, beginView, fn)
 }
 
 func (e *engine) view(ctx context.Context, begin string, fn func(store.EngineTx) error) error {
@@ -202,9 +203,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // The statements that begin each kind of transaction, with the isolation
 // level named rather than left to the server's default.
 const (
-	beginUpdate    = "BEGIN ISOLATION LEVEL SERIALIZABLE READ WRITE"
-	beginView      = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-	beginViewPoint = "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY"
+	beginUpdate = "BEGIN ISOLATION LEVEL SERIALIZABLE READ WRITE"
+	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 )
 
 // Tx is one transaction, valid only inside its closure. BEGIN is not sent
