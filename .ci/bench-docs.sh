@@ -48,3 +48,21 @@ cat "$work/iso.out"
 [ "$(grep -c '^| 100 | ' "$work/iso.out")" = 2 ] || { echo "FAIL: tablebench -isolation printed no row for 100 entities"; exit 1; }
 grep -q '^BenchmarkIsolation/restore-whole/100000' "$work/iso.out" || { echo "FAIL: no BenchmarkIsolation lines"; exit 1; }
 echo "docs/benchmarks.md's Test isolation block ran (shortened)"
+
+# Its "PostgreSQL" block: the cluster, nine servers and the tablebench
+# command, with two workloads of one 1-second round.
+pgb=$(awk '/^## PostgreSQL/{r=1} r&&/^```sh$/{b=1; next} b&&/^```$/{exit} b{print}' docs/benchmarks.md)
+grep -q 'postgres-4' <<<"$pgb" || { echo "no PostgreSQL block with tablebench in docs/benchmarks.md"; exit 1; }
+short=${pgb//\/tmp\//$work\/}
+short=${short//-duration 8s -rounds 3/-duration 1s -rounds 1}
+short=${short//-workloads insert,point,batch,range,mixed/-workloads insert,mixed}
+grep -q -- '-workloads insert,mixed -duration 1s -rounds 1' <<<"$short" ||
+  { echo "docs/benchmarks.md: the PostgreSQL tablebench line changed; update .ci/bench-docs.sh"; exit 1; }
+if ! bash -euo pipefail -c "$short" >"$work/pg.out" 2>"$work/pg.err"; then
+  cat "$work/pg.err" "$work/pg.out"; exit 1
+fi
+cat "$work/pg.out"
+for t in tableemu-sqlite azurite-memory postgres-1 postgres-2 postgres-4; do
+  grep -q "^| mixed | $t |" "$work/pg.out" || { echo "FAIL: no mixed row for $t"; cat "$work/pg.err"; exit 1; }
+done
+echo "docs/benchmarks.md's PostgreSQL block ran (shortened)"

@@ -455,16 +455,15 @@ func crashRecovery(t *testing.T, bin, mode string, args ...string) {
 		batchOps += w.ackedBatchOps
 		deletes += w.ackedDeletes
 	}
-	var size int64
+	where := "no database file: the data is in PostgreSQL"
 	if fi, err := os.Stat(filepath.Join(dir, "tableemu.sqlite")); err == nil {
-		size = fi.Size()
+		where = fmt.Sprintf("database %d KiB, integrity_check ok after every restart", fi.Size()>>10)
 	}
 	// Any acknowledged write lost, deleted entity back or batch applied in
 	// part has failed the test above, so the zeros are measured.
 	t.Logf("crash summary (%s mode): %d cycles in %s; %d acknowledged writes verified (%d of them batches, %d batch operations, %d deletes): "+
-		"0 lost, 0 deleted entities back, 0 partial batches; %d writes in flight at a kill: %d applied whole, %d not at all; "+
-		"database file %d KiB, integrity_check ok after every restart (no file on PostgreSQL)",
-		mode, cycles, time.Since(start).Round(time.Millisecond), sumAcked(ws), batches, batchOps, deletes, doubtful, applied, notApplied, size>>10)
+		"0 lost, 0 deleted entities back, 0 partial batches; %d writes in flight at a kill: %d applied whole, %d not at all; %s",
+		mode, cycles, time.Since(start).Round(time.Millisecond), sumAcked(ws), batches, batchOps, deletes, doubtful, applied, notApplied, where)
 }
 
 func sumAcked(ws []*crashWorker) int {

@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tableemu/tableemu/emulator"
+	"github.com/tableemu/tableemu/internal/pgtest"
 )
 
 // target is the endpoint under test.
@@ -64,6 +65,7 @@ func TestMain(m *testing.M) {
 	if stop != nil {
 		stop()
 	}
+	pgtest.Stop() // the throwaway PostgreSQL of postgres_test.go, if one was started
 	os.Exit(code)
 }
 
