@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"net/url"
 	"testing"
 
 	"github.com/tableemu/tableemu/emulator/store"
@@ -9,10 +10,27 @@ import (
 )
 
 // TestContract runs the store contract suite (store/storetest), each test
-// on a database of its own.
+// on a database of its own: with pgx's default protocol (prepared
+// statements, binary results), and with the simple protocol that a
+// transaction-pooling proxy such as PgBouncer needs
+// (default_query_exec_mode=simple_protocol: text results, arguments
+// quoted by pgx).
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) *store.Store {
-		url := pgtest.URL(t)
-		return openURL(t, url)
-	})
+	for _, mode := range []string{"", "simple_protocol"} {
+		name := map[string]string{"": "prepared", "simple_protocol": "simple"}[mode]
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) *store.Store {
+				u, err := url.Parse(pgtest.URL(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if mode != "" {
+					q := u.Query()
+					q.Set("default_query_exec_mode", mode)
+					u.RawQuery = q.Encode()
+				}
+				return openURL(t, u.String())
+			})
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tableemu/tableemu/emulator/store"
 )
@@ -50,10 +51,9 @@ const maxTries = 20
 const connRetries = 3
 
 func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) error {
-	opts := pgx.TxOptions{IsoLevel: pgx.Serializable, AccessMode: pgx.ReadWrite}
 	conn := 0
 	for try := 1; ; try++ {
-		retry, err := e.run(ctx, opts, true, fn)
+		retry, err := e.run(ctx, beginUpdate, true, fn)
 		switch {
 		case err == nil:
 			return nil
@@ -70,22 +70,24 @@ func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) erro
 }
 
 func (e *engine) View(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	return e.view(ctx, beginView, fn)
 }
 
-// ViewPoint reads a few rows: READ COMMITTED is enough for one or two
-// statements, and costs PostgreSQL no snapshot kept for the transaction.
+// ViewPoint is View: a snapshot costs PostgreSQL no more than READ
+// COMMITTED for the one to three statements of a point read, and it keeps
+// the table lookup and the entity read consistent with each other.
 func (e *engine) ViewPoint(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadOnly}, fn)
+	return e.view(ctx, beginView, fn)
 }
 
-func (e *engine) view(ctx context.Context, opts pgx.TxOptions, fn func(store.EngineTx) error) error {
+func (e *engine) view(ctx context.Context, begin string, fn func(store.EngineTx) error) error {
 	for conn := 0; ; conn++ {
-		retry, err := e.run(ctx, opts, false, fn)
+		retry, err := e.run(ctx, begin, false, fn)
 		if err == nil {
 			return nil
 		}
-		// Only a failure to begin is retried: fn may have handed rows on.
+		// Only a failure before anything was read is retried: fn may
+		// have handed rows on.
 		if retry != retryBegin || conn == connRetries {
 			return wrap(err)
 		}
@@ -102,11 +104,11 @@ const (
 )
 
 // run runs fn in one transaction and says whether a failure may be retried.
-func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.EngineTx) error) (retryKind, error) {
+func (e *engine) run(ctx context.Context, begin string, write bool, fn func(store.EngineTx) error) (retryKind, error) {
 	if e.closed.Load() {
 		return noRetry, store.ErrClosed
 	}
-	ptx, err := e.pool.BeginTx(ctx, opts)
+	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		if ctx.Err() == nil && faultOf(err) == store.FaultUnavailable {
 			e.connLost()
@@ -117,22 +119,24 @@ func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		}
 		return noRetry, err
 	}
-	tx := &Tx{e: e, tx: ptx, ctx: ctx}
+	// Released last: a connection left inside a transaction (its ROLLBACK
+	// failed) is closed by the pool rather than reused.
+	defer conn.Release()
+	tx := &Tx{e: e, conn: conn, ctx: ctx, begin: begin}
 	committed := false
 	defer func() {
-		if !committed {
+		if !committed && tx.begun {
 			// Not ctx: a cancelled request must still end its
-			// transaction (pgx closes the connection if it cannot).
+			// transaction.
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			ptx.Rollback(rctx)
+			conn.Exec(rctx, "ROLLBACK")
 			cancel()
 		}
 	}()
 	err = fn(tx)
 	if err == nil {
 		committed = true
-		err = ptx.Commit(ctx)
-		if err == nil {
+		if err = tx.commit(); err == nil {
 			return noRetry, nil
 		}
 		if faultOf(err) == store.FaultUnavailable {
@@ -152,6 +156,10 @@ func (e *engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		e.connLost()
 	}
 	switch {
+	case tx.lost != nil && tx.lostAtBegin && ctx.Err() == nil:
+		// The first statement, sent with BEGIN, found the connection
+		// dead: nothing was read or written.
+		return retryBegin, err
 	case !write:
 	case tx.serial != nil || isSerialization(err):
 		// A statement met a conflict; the closure may have turned it into
@@ -192,19 +200,49 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Tx is one transaction, valid only inside its closure.
+// The statements that begin each kind of transaction, with the isolation
+// level named rather than left to the server's default.
+const (
+	beginUpdate = "BEGIN ISOLATION LEVEL SERIALIZABLE READ WRITE"
+	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+)
+
+// Tx is one transaction, valid only inside its closure. BEGIN is not sent
+// on its own: it goes in one batch (one round trip) with the closure's
+// first statement, which saves a round trip of the three or four of a
+// point read or a single insert. A closure that runs no statement sends
+// nothing.
 type Tx struct {
-	e   *engine
-	tx  pgx.Tx
-	ctx context.Context
+	e     *engine
+	conn  *pgxpool.Conn
+	ctx   context.Context
+	begin string
+	begun bool
 	// serial is a serialization failure a statement met, lost a
-	// connection failure: Update retries the closure whatever it returns.
+	// connection failure (lostAtBegin: at the first statement): Update
+	// retries the closure whatever it returns.
 	serial, lost error
+	lostAtBegin  bool
 	// scan's reused buffers.
 	args []any
 }
 
 var _ store.EngineTx = (*Tx)(nil)
+
+// errAborted is a COMMIT the server turned into a ROLLBACK: a statement
+// failed earlier and the closure went on.
+var errAborted = errors.New("postgres: the transaction was aborted by an earlier error")
+
+func (tx *Tx) commit() error {
+	if !tx.begun {
+		return nil
+	}
+	tag, err := tx.conn.Exec(tx.ctx, "COMMIT")
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = errAborted
+	}
+	return err
+}
 
 // note records what a failed statement means for the transaction and
 // returns the error classified (wrap).
@@ -216,12 +254,41 @@ func (tx *Tx) note(err error) error {
 		tx.serial = err
 	} else if faultOf(err) == store.FaultUnavailable {
 		tx.lost = err
+		tx.lostAtBegin = !tx.begun
 	}
 	return wrap(err)
 }
 
+// withBegin sends BEGIN and the statement sql in one batch; the caller
+// reads the statement's result from the batch and closes it.
+func (tx *Tx) withBegin(sql string, args []any) (pgx.BatchResults, error) {
+	var b pgx.Batch
+	b.Queue(tx.begin)
+	b.Queue(sql, args...)
+	br := tx.conn.SendBatch(tx.ctx, &b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, tx.note(err)
+	}
+	tx.begun = true
+	return br, nil
+}
+
 func (tx *Tx) exec(sql string, args ...any) (int64, error) {
-	tag, err := tx.tx.Exec(tx.ctx, sql, args...)
+	var tag pgconn.CommandTag
+	var err error
+	if tx.begun {
+		tag, err = tx.conn.Exec(tx.ctx, sql, args...)
+	} else {
+		var br pgx.BatchResults
+		if br, err = tx.withBegin(sql, args); err != nil {
+			return 0, err
+		}
+		tag, err = br.Exec()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return 0, tx.note(err)
 	}
@@ -230,7 +297,19 @@ func (tx *Tx) exec(sql string, args ...any) (int64, error) {
 
 // queryRow runs a query for one row; pgx.ErrNoRows if there is none.
 func (tx *Tx) queryRow(sql string, args []any, dest ...any) error {
-	err := tx.tx.QueryRow(tx.ctx, sql, args...).Scan(dest...)
+	var err error
+	if tx.begun {
+		err = tx.conn.QueryRow(tx.ctx, sql, args...).Scan(dest...)
+	} else {
+		var br pgx.BatchResults
+		if br, err = tx.withBegin(sql, args); err != nil {
+			return err
+		}
+		err = br.QueryRow().Scan(dest...)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return pgx.ErrNoRows
 	}
@@ -238,11 +317,48 @@ func (tx *Tx) queryRow(sql string, args []any, dest ...any) error {
 }
 
 func (tx *Tx) query(sql string, args ...any) (pgx.Rows, error) {
-	rows, err := tx.tx.Query(tx.ctx, sql, args...)
+	if tx.begun {
+		rows, err := tx.conn.Query(tx.ctx, sql, args...)
+		if err != nil {
+			return nil, tx.note(err)
+		}
+		return rows, nil
+	}
+	br, err := tx.withBegin(sql, args)
 	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
 		return nil, tx.note(err)
 	}
-	return rows, nil
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// batchRows are the rows of a statement sent with BEGIN: closing them
+// closes the batch.
+type batchRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (r *batchRows) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.br.Close()
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
 }
 
 // Error is a failed PostgreSQL call that is a storage fault (store.Fault):
