@@ -146,7 +146,9 @@ func storeErr(err error) error {
 	case store.FaultFull:
 		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
 	case store.FaultBusy:
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: another process holds tableemu's database file locked.")
+		// SQLite: another process holds the file locked; PostgreSQL:
+		// transactions on one entity kept conflicting past the retries.
+		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: tableemu's database is locked by other work (another process holding the file, or concurrent writes to the same entities). Retry.")
 	case store.FaultUnavailable:
 		// The external database restarting, or out of connections: the
 		// request did not take effect and may once it is back.

@@ -2,7 +2,7 @@
 // that speak its protocol and SQL: CockroachDB, YugabyteDB), through pgx.
 // Several tableemu processes may share one database: every guarantee the
 // service gives is a property of the database's transactions, never of
-// memory in one process (tx.go says why SERIALIZABLE is enough).
+// memory in one process (tx.go says why snapshot isolation is enough).
 //
 // The schema (migrations/) mirrors the SQLite engine's: keys are bytea in
 // the CESU-8 form of store.SortKey, so that the primary key orders entities
@@ -56,6 +56,9 @@ type engine struct {
 	clockMu sync.Mutex
 	lastTS  int64
 	now     func() time.Time
+	// sweep cancels and sweepDone waits for the start-up sweep (sweep).
+	sweep     context.CancelFunc
+	sweepDone chan struct{}
 }
 
 //go:embed migrations/*.sql
@@ -99,6 +102,9 @@ func openEngine(ctx context.Context, opts Options) (*engine, error) {
 		e.pool.Close()
 		return nil, fmt.Errorf("PostgreSQL at %s: creating tableemu's tables: %s", e.where, redact(err, opts.URL))
 	}
+	sctx, cancel := context.WithCancel(context.Background())
+	e.sweep, e.sweepDone = cancel, make(chan struct{})
+	go e.sweepOrphans(sctx)
 	return e, nil
 }
 
@@ -139,7 +145,9 @@ func redact(err error, rawURL string) string {
 	if strings.Contains(msg, rawURL) && rawURL != "" {
 		msg = strings.ReplaceAll(msg, rawURL, "<the URL>")
 	}
-	return msg
+	// pgx lists each address it tried on a line of its own; an error is
+	// one line of the log.
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 func hasParam(rawURL, name string) bool {
@@ -163,6 +171,10 @@ func (e *engine) Describe() store.Location {
 func (e *engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
+	}
+	if e.sweep != nil {
+		e.sweep()
+		<-e.sweepDone
 	}
 	e.pool.Close()
 	return nil
@@ -266,4 +278,23 @@ func lostRace(err error) bool {
 		return true
 	}
 	return false
+}
+
+// sweepOrphans deletes, in the background after start-up, rows whose
+// table no longer exists: what an entity write or Set Table ACL that
+// committed while a Delete Table, reset or restore removed its table
+// leaves behind (tx.go). Nothing can read them (table ids are never
+// reused), so this only gives the space back; each statement is its own
+// snapshot, in which a table and its rows appear together. Errors are left
+// for the next start.
+func (e *engine) sweepOrphans(ctx context.Context) {
+	defer close(e.sweepDone)
+	for _, q := range []string{
+		`DELETE FROM entities WHERE NOT EXISTS (SELECT 1 FROM tables WHERE tables.id = entities.tid)`,
+		`DELETE FROM table_acl WHERE NOT EXISTS (SELECT 1 FROM tables WHERE tables.id = table_acl.tid)`,
+	} {
+		if _, err := e.pool.Exec(ctx, q); err != nil {
+			return
+		}
+	}
 }
