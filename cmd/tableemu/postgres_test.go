@@ -1,10 +1,14 @@
 package main
 
 import (
+	"net/url"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tableemu/tableemu/emulator"
 	"github.com/tableemu/tableemu/internal/pgtest"
 )
 
@@ -43,5 +47,58 @@ func TestIsolationCommandsOnDatabase(t *testing.T) {
 	_, errOut := cli(t, 1, nil, "reset", "--database", "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=5")
 	if !strings.Contains(errOut, "127.0.0.1:1") || strings.Contains(errOut, "hunter2") {
 		t.Errorf("unreachable database: %q; want the address, never the password", errOut)
+	}
+}
+
+// TestPostgresDocCommand: docs/postgres.md's command line starts a server
+// on a database, with the doc's URL pointed at the test's PostgreSQL (its
+// flags and quoting as written), and the start line names the database
+// without the password; the README's --database example parses too.
+func TestPostgresDocCommand(t *testing.T) {
+	b, err := os.ReadFile("../../docs/postgres.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := docBlock(t, string(b), "")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "tableemu ") {
+		t.Fatalf("docs/postgres.md's first block: %q, want one tableemu command", lines)
+	}
+	args := strings.Fields(strings.TrimPrefix(lines[0], "tableemu "))
+	db := pgtest.URL(t)
+	for i, a := range args {
+		if strings.Contains(a, "postgres://") {
+			// The doc's URL, with the test server's address, user and
+			// database but the doc's password (the server trusts
+			// loopback), to check the start line hides it.
+			u, err := url.Parse(strings.Trim(a, "'"))
+			if err != nil {
+				t.Fatalf("the doc's URL %s: %v", a, err)
+			}
+			pw, _ := u.User.Password()
+			tu, _ := url.Parse(db)
+			tu.User = url.UserPassword(tu.User.Username(), pw)
+			tu.RawQuery = "sslmode=disable"
+			args[i] = tu.String()
+		}
+		if a == "0.0.0.0" {
+			args[i] = "127.0.0.1" // tests listen on loopback
+		}
+	}
+	p := startProc(t, "", append(args, "--tablePort", "0")...)
+	p.ready()
+	out := strings.Join(p.lines(), "\n")
+	if !strings.Contains(out, "from the PostgreSQL database ") || strings.Contains(out, "secret") {
+		t.Errorf("start lines %q: want the database named, without its password", out)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`--database (postgres://[^`]+)`").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md: no `--database postgres://…` example")
+	}
+	if _, err := emulator.LoadConfig([]string{"--database", string(m[1])}, func(string) string { return "" }, nil); err != nil {
+		t.Errorf("README.md's --database %s: %v", m[1], err)
 	}
 }
