@@ -5,9 +5,11 @@
 #   - the multi-instance tests (several tableemu processes, one database:
 #     reads across instances, If-Match races, batches, settings, kill -9,
 #     PostgreSQL restarted under load),
-#   - the Go conformance suite with its shared server on PostgreSQL,
-#   - the JavaScript, Python and Java SDK suites with every tableemu they
-#     start on PostgreSQL (.ci/tableemu-pg maps --location to a database),
+#   - the Go conformance suite with every in-process server on PostgreSQL
+#     (the shared one on one database, each test's own on a new one),
+#   - the JavaScript, Python and Java SDK suites and the explorer's browser
+#     test, with every tableemu they start on PostgreSQL (.ci/tableemu-pg
+#     maps --location to a database),
 #   - docker/compose.postgres.yaml's services as processes, behind nginx.
 # Usage: bash .ci/postgres.sh   (from anywhere; builds its own binary)
 set -euo pipefail
@@ -43,6 +45,8 @@ echo "== Python SDK conformance on PostgreSQL"
 bash conformance/python/run.sh
 echo "== Java SDK conformance on PostgreSQL"
 bash conformance/java/run.sh
+echo "== the explorer in a browser on PostgreSQL"
+bash conformance/browser/run.sh
 echo "== docker/compose.postgres.yaml as processes (.ci/compose-postgres.sh)"
 bash .ci/compose-postgres.sh
 echo "== PostgreSQL legs passed"

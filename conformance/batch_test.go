@@ -391,7 +391,7 @@ func TestBatchAwkwardKeys(t *testing.T) {
 func TestBatchAccountSAS(t *testing.T) {
 	needInProcess(t)
 	// The SDK's account SAS says spr=https; --loose lets it over http.
-	tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Loose: true})
+	tg, stop, err := startInProcess(onBackend(t, emulator.Config{InMemory: true, Silent: true, Loose: true}))
 	must(t, err)
 	defer stop()
 	c, name := tg.newNamedTable(t)

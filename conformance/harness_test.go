@@ -69,6 +69,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// onBackend is cfg, an in-memory server's, on the backend under test: as
+// given, or with TABLEEMU_TEST_DATABASE set (.ci/postgres.sh) on a new
+// PostgreSQL database of its own (internal/pgtest, on the server of
+// TABLEEMU_TEST_POSTGRES), so that the tests that start their own server
+// run on PostgreSQL too.
+func onBackend(t *testing.T, cfg emulator.Config) emulator.Config {
+	t.Helper()
+	if cfg.InMemory && os.Getenv("TABLEEMU_TEST_DATABASE") != "" {
+		cfg.InMemory, cfg.Database = false, pgtest.URL(t)
+	}
+	return cfg
+}
+
 // startInProcess runs tableemu on a loopback port.
 func startInProcess(cfg emulator.Config) (*target, func(), error) {
 	srv, err := emulator.New(cfg)

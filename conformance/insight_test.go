@@ -19,7 +19,7 @@ import (
 // entities it examined, and /_tableemu/insights sums up the table.
 func TestInsights(t *testing.T) {
 	needInProcess(t)
-	tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Insights: true})
+	tg, stop, err := startInProcess(onBackend(t, emulator.Config{InMemory: true, Silent: true, Insights: true}))
 	must(t, err)
 	defer stop()
 	c, name := tg.newNamedTable(t)
@@ -117,7 +117,7 @@ func TestInsights(t *testing.T) {
 // client's own retry policy completes every operation.
 func TestFaultsRecoveredByRetries(t *testing.T) {
 	needInProcess(t)
-	tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Faults: "every=2,kinds=timeout|busy|drop,ops=InsertEntity|GetEntity|UpdateEntity|QueryEntities"})
+	tg, stop, err := startInProcess(onBackend(t, emulator.Config{InMemory: true, Silent: true, Faults: "every=2,kinds=timeout|busy|drop,ops=InsertEntity|GetEntity|UpdateEntity|QueryEntities"}))
 	must(t, err)
 	defer stop()
 	c, _ := tg.newNamedTable(t)
@@ -168,7 +168,7 @@ func TestFaultsRecoveredByRetries(t *testing.T) {
 // per second to one partition gets 503 ServerBusy, which the SDKs retry.
 func TestThrottle(t *testing.T) {
 	needInProcess(t)
-	tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Throttle: true})
+	tg, stop, err := startInProcess(onBackend(t, emulator.Config{InMemory: true, Silent: true, Throttle: true}))
 	must(t, err)
 	defer stop()
 	c := tg.newTable(t)

@@ -136,7 +136,7 @@ func TestAccountSAS(t *testing.T) {
 	// The Go SDK signs every account SAS with spr=https (docs/protocol.md 13):
 	// over plain HTTP it is refused unless --loose.
 	for _, loose := range []bool{false, true} {
-		tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Loose: loose})
+		tg, stop, err := startInProcess(onBackend(t, emulator.Config{InMemory: true, Silent: true, Loose: loose}))
 		must(t, err)
 		defer stop()
 		cred, err := aztables.NewSharedKeyCredential(tg.account, tg.key)

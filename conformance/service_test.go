@@ -18,7 +18,7 @@ func ownServer(t *testing.T, cfg emulator.Config) *target {
 	t.Helper()
 	needInProcess(t)
 	cfg.InMemory, cfg.Silent = true, true
-	tg, stop, err := startInProcess(cfg)
+	tg, stop, err := startInProcess(onBackend(t, cfg))
 	must(t, err)
 	t.Cleanup(stop)
 	return tg
