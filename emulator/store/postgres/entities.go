@@ -44,6 +44,17 @@ func (tx *Tx) GetEntity(t store.Table, pk, rk string) (*edm.Entity, error) {
 // transaction, as a unique violation would).
 func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 	ts := tx.e.nextTimestamp(0)
+	if !tx.eager {
+		// Sent later, without ON CONFLICT (pending.go).
+		w := pendingWrite{tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
+		if tx.pendingAt(w) >= 0 {
+			// This transaction wrote the key: it exists.
+			return store.ErrEntityExists
+		}
+		tx.pending = append(tx.pending, w)
+		e.Timestamp = ts
+		return nil
+	}
 	n, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tid, pk, rk) DO NOTHING`,
 		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeProps(e.Properties))
@@ -63,6 +74,18 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 // this one wrote prev.
 func (tx *Tx) PutEntity(t store.Table, e *edm.Entity, prev int64) error {
 	ts := tx.e.nextTimestamp(prev)
+	if !tx.eager {
+		w := pendingWrite{upsert: true, tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
+		if i := tx.pendingAt(w); i >= 0 {
+			// The last version is the one written, by the insert or
+			// upsert already owed.
+			tx.pending[i].ts, tx.pending[i].props = w.ts, w.props
+		} else {
+			tx.pending = append(tx.pending, w)
+		}
+		e.Timestamp = ts
+		return nil
+	}
 	_, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
 		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeProps(e.Properties))
