@@ -24,8 +24,29 @@ func key(s string) []byte { return []byte(store.SortKey(s)) }
 func (tx *Tx) GetEntity(t store.Table, pk, rk string) (*edm.Entity, error) {
 	var ts int64
 	var props []byte
-	err := tx.queryRow(`SELECT ts, props FROM entities WHERE tid = $1 AND pk = $2 AND rk = $3`,
-		[]any{t.ID, key(pk), key(rk)}, &ts, &props)
+	var err error
+	if c := tx.check; c != nil && c.ID == t.ID && len(tx.pending) == 0 {
+		// The cached table's check and the read in one statement
+		// (pending.go): one row always, NULLs when no entity.
+		tx.check = nil
+		var nts *int64
+		err = tx.queryRow(`SELECT c.ok, e.ts, e.props FROM (SELECT 1 / count(*)::int AS ok FROM tables WHERE id = $1) c
+			LEFT JOIN entities e ON e.tid = $1 AND e.pk = $2 AND e.rk = $3`,
+			[]any{t.ID, key(pk), key(rk)}, nil, &nts, &props)
+		if sqlState(err) == "22012" { // division_by_zero: the table is gone
+			tx.e.tables.drop(*c)
+			tx.stale = true
+			return nil, errStale
+		}
+		if err == nil && nts == nil {
+			err = pgx.ErrNoRows
+		} else if nts != nil {
+			ts = *nts
+		}
+	} else {
+		err = tx.queryRow(`SELECT ts, props FROM entities WHERE tid = $1 AND pk = $2 AND rk = $3`,
+			[]any{t.ID, key(pk), key(rk)}, &ts, &props)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrEntityNotFound
 	}
