@@ -43,6 +43,17 @@ import (
 //     that fails while it still owes writes is run again eagerly too, as
 //     one of the writes it was told succeeded might have failed first.
 //
+// A closure that reads nothing (an insert into a cached table, a $batch of
+// inserts) sends its check and writes without BEGIN and COMMIT: statements
+// sent up to one Sync (extended protocol), or in one query string (simple
+// protocol), are one implicit transaction, which PostgreSQL commits whole
+// or rolls back whole. It runs at the server's default isolation (READ
+// COMMITTED) rather than REPEATABLE READ, which changes nothing for
+// statements that read only the table's row: an insert of a key that a
+// concurrent transaction took still fails on the primary key, an upsert
+// still writes the latest version, and a table deleted concurrently is
+// the case tx.go describes.
+//
 // A $batch of 100 inserts is thus two round trips (BEGIN with the table
 // lookup, then one INSERT of 100 rows with COMMIT), or one when the table
 // is cached, where it was 102; a single insert is one, where it was three.
@@ -101,7 +112,7 @@ func (tx *Tx) send(sql string, args []any) (pgx.BatchResults, error) {
 	var b pgx.Batch
 	var kinds [8]owed
 	what := kinds[:0]
-	if !tx.begun {
+	if !tx.begun && !tx.implicit {
 		b.Queue(tx.begin)
 		what = append(what, owedBegin)
 	}
@@ -122,7 +133,7 @@ func (tx *Tx) send(sql string, args []any) (pgx.BatchResults, error) {
 		b.Queue(sql, args...)
 	}
 	br := tx.conn.SendBatch(tx.ctx, &b)
-	for _, w := range what {
+	for k, w := range what {
 		_, err := br.Exec()
 		if err == nil {
 			switch w {
@@ -148,7 +159,13 @@ func (tx *Tx) send(sql string, args []any) (pgx.BatchResults, error) {
 			tx.redo = true
 			return nil, errRedo
 		}
-		return nil, tx.note(err)
+		err = tx.note(err)
+		if k > 0 {
+			// Past the batch's first statement: not known to have
+			// changed nothing.
+			tx.lostAtBegin = false
+		}
+		return nil, err
 	}
 	tx.pending = tx.pending[:0]
 	return br, nil

@@ -187,6 +187,28 @@ func TestDeferredInsertConflict(t *testing.T) {
 				t.Errorf("%s: failed at %d with %v, want 50 with ErrEntityExists", c.name, failed, err)
 			}
 		}
+		// Three statements in one implicit transaction (nothing read): the
+		// third's conflict leaves nothing of the first two.
+		failed := -1
+		err := s.Update(ctx, func(tx *store.Tx) error {
+			failed = -1
+			if err := tx.InsertEntity(tb, entity("p", "a", 1)); err != nil {
+				failed = 0
+				return err
+			}
+			if err := tx.PutEntity(tb, entity("p", "b", 1), 0); err != nil {
+				failed = 1
+				return err
+			}
+			if err := tx.InsertEntity(tb, entity("p", "r050", 1)); err != nil {
+				failed = 2
+				return err
+			}
+			return nil
+		})
+		if !errors.Is(err, store.ErrEntityExists) || failed != 2 {
+			t.Errorf("insert, upsert, conflicting insert: failed at %d with %v, want 2 with ErrEntityExists", failed, err)
+		}
 		view(t, s, func(tx *store.Tx) error {
 			n := 0
 			_, err := tx.ScanEntities(tb, store.EntityQuery{Top: 1000}, func(*edm.Entity) error { n++; return nil })

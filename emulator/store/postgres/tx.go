@@ -293,6 +293,7 @@ type Tx struct {
 	pending     []pendingWrite
 	eager       bool
 	stale, redo bool
+	implicit    bool
 	// scan's reused buffers.
 	args []any
 }
@@ -313,8 +314,12 @@ func (tx *Tx) commit() error {
 		}
 		return err
 	}
-	if !tx.begun && tx.check == nil && len(tx.pending) == 0 {
-		return nil
+	if !tx.begun {
+		// Nothing was read: the check and the writes are the whole
+		// transaction, sent without BEGIN and COMMIT as one implicit
+		// transaction (pending.go).
+		tx.implicit = true
+		return tx.flush()
 	}
 	br, err := tx.send("COMMIT", nil)
 	if err == nil {
