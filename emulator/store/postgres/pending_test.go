@@ -253,3 +253,59 @@ func TestDeferredInsertConflict(t *testing.T) {
 		})
 	})
 }
+
+// TestViewPointSpeculated: a ViewPoint's first statement goes alone; a
+// second one begins a transaction that must show what the first read, or
+// the closure runs again.
+func TestViewPointSpeculated(t *testing.T) {
+	forModes(t, func(t *testing.T, mode string) {
+		a, b := twoStores(t, mode)
+		ctx := context.Background()
+		var tb store.Table
+		update(t, a, func(tx *store.Tx) error {
+			var err error
+			if tb, err = tx.CreateTable("acct", "t"); err != nil {
+				return err
+			}
+			if err := tx.InsertEntity(tb, entity("p", "r", 1)); err != nil {
+				return err
+			}
+			return tx.InsertEntity(tb, entity("p", "s", 1))
+		})
+		for _, c := range []struct {
+			name    string
+			between func(tx *store.Tx) error // b's write between the two reads
+			runs    int
+			wantN   int64
+			wantErr error
+		}{
+			{"unchanged", nil, 1, 1, nil},
+			{"entity changed", func(tx *store.Tx) error { return tx.PutEntity(tb, entity("p", "r", 2), 0) }, 2, 2, nil},
+			// Three runs: the second finds the cached table gone.
+			{"table deleted", func(tx *store.Tx) error { return tx.DeleteTable("acct", "t") }, 3, 0, store.ErrTableNotFound},
+		} {
+			runs := 0
+			var n int64
+			err := a.ViewPoint(ctx, func(tx *store.Tx) error {
+				runs++
+				t1, err := tx.GetTable("acct", "t")
+				if err != nil {
+					return err
+				}
+				e, err := tx.GetEntity(t1, "p", "r")
+				if err != nil {
+					return err
+				}
+				n = e.Properties[0].Value.N
+				if c.between != nil && runs == 1 {
+					update(t, b, c.between)
+				}
+				_, err = tx.GetEntity(t1, "p", "s")
+				return err
+			})
+			if !errors.Is(err, c.wantErr) || runs != c.runs || (err == nil && n != c.wantN) {
+				t.Errorf("%s: %d runs, read %d, error %v; want %d runs, %d, %v", c.name, runs, n, err, c.runs, c.wantN, c.wantErr)
+			}
+		}
+	})
+}

@@ -74,7 +74,7 @@ const connRetries = 3
 func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) error {
 	conn, redo, eager := 0, 0, false
 	for try := 1; ; try++ {
-		retry, err := e.run(ctx, beginUpdate, true, eager, fn)
+		retry, err := e.run(ctx, beginUpdate, true, eager, false, fn)
 		switch {
 		case err == nil:
 			return nil
@@ -97,19 +97,19 @@ func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) erro
 }
 
 func (e *engine) View(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, beginView, fn)
+	return e.view(ctx, beginView, false, fn)
 }
 
-// ViewPoint is View: a snapshot costs PostgreSQL no more than READ
-// COMMITTED for the one to three statements of a point read, and it keeps
-// the table lookup and the entity read consistent with each other.
+// ViewPoint is View, with its first statement sent on its own, outside a
+// transaction, as it is most often the only one (a point read from a
+// cached table: pending.go, speculated).
 func (e *engine) ViewPoint(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, beginView, fn)
+	return e.view(ctx, beginView, true, fn)
 }
 
-func (e *engine) view(ctx context.Context, begin string, fn func(store.EngineTx) error) error {
+func (e *engine) view(ctx context.Context, begin string, point bool, fn func(store.EngineTx) error) error {
 	for conn, redo := 0, 0; ; conn++ {
-		retry, err := e.run(ctx, begin, false, false, fn)
+		retry, err := e.run(ctx, begin, false, false, point, fn)
 		if err == nil {
 			return nil
 		}
@@ -139,7 +139,7 @@ const (
 )
 
 // run runs fn in one transaction and says whether a failure may be retried.
-func (e *engine) run(ctx context.Context, begin string, write, eager bool, fn func(store.EngineTx) error) (retryKind, error) {
+func (e *engine) run(ctx context.Context, begin string, write, eager, point bool, fn func(store.EngineTx) error) (retryKind, error) {
 	if e.closed.Load() {
 		return noRetry, store.ErrClosed
 	}
@@ -157,7 +157,7 @@ func (e *engine) run(ctx context.Context, begin string, write, eager bool, fn fu
 	// Released last: a connection left inside a transaction (its ROLLBACK
 	// failed) is closed by the pool rather than reused.
 	defer conn.Release()
-	tx := &Tx{e: e, conn: conn, ctx: ctx, begin: begin, eager: eager}
+	tx := &Tx{e: e, conn: conn, ctx: ctx, begin: begin, eager: eager, point: point}
 	committed := false
 	defer func() {
 		if !committed && tx.begun {
@@ -294,6 +294,9 @@ type Tx struct {
 	eager       bool
 	stale, redo bool
 	implicit    bool
+	// point: a ViewPoint, whose first statement may go alone (spec).
+	point bool
+	spec  *speculated
 	// scan's reused buffers.
 	args []any
 }
@@ -313,6 +316,9 @@ func (tx *Tx) commit() error {
 			err = errAborted
 		}
 		return err
+	}
+	if !tx.begun && tx.check == nil && len(tx.pending) == 0 {
+		return nil // nothing sent, or one statement alone (spec)
 	}
 	if !tx.begun {
 		// Nothing was read: the check and the writes are the whole
@@ -351,7 +357,7 @@ func (tx *Tx) note(err error) error {
 		tx.serial = err
 	} else if faultOf(err) == store.FaultUnavailable {
 		tx.lost = err
-		tx.lostAtBegin = !tx.begun
+		tx.lostAtBegin = !tx.begun && tx.spec == nil
 	}
 	return wrap(err)
 }
@@ -380,7 +386,9 @@ func (tx *Tx) exec(sql string, args ...any) (int64, error) {
 // queryRow runs a query for one row; pgx.ErrNoRows if there is none.
 func (tx *Tx) queryRow(sql string, args []any, dest ...any) error {
 	var err error
-	if !tx.owes() {
+	if tx.point && !tx.begun && tx.spec == nil && tx.check == nil && len(tx.pending) == 0 {
+		err = tx.speculate(sql, args, dest)
+	} else if !tx.owes() {
 		err = tx.conn.QueryRow(tx.ctx, sql, args...).Scan(dest...)
 	} else {
 		var br pgx.BatchResults
