@@ -62,7 +62,8 @@ import (
 // maxTries times; the contract (store.Store.Update) lets an engine run the
 // closure again. View runs in REPEATABLE READ READ ONLY: one snapshot for
 // the whole closure, which in PostgreSQL never fails for serialization (and
-// is never retried: its closure may have written part of a response).
+// is not retried once it has read rows: its closure may have written part
+// of a response; pending.go says when it runs again before that).
 const maxTries = 20
 
 // connRetries is how many times a transaction whose connection failed
@@ -114,7 +115,8 @@ func (e *engine) view(ctx context.Context, begin string, point bool, fn func(sto
 			return nil
 		}
 		if retry == retryStale && redo < maxRedo {
-			// The closure was given nothing but the table.
+			// The closure was given nothing but the table, or one row
+			// it reads again (pending.go).
 			redo++
 			conn--
 			continue
