@@ -42,7 +42,9 @@ import (
 //     called, as before, and the insert that meets the key returns
 //     ErrEntityExists to its caller, at its place in a $batch. A closure
 //     that fails while it still owes writes is run again eagerly too, as
-//     one of the writes it was told succeeded might have failed first.
+//     one of the writes it was told succeeded might have failed first. A
+//     key the closure already owes a write of exists: InsertEntity says so
+//     at once, and PutEntity replaces the owed row.
 //
 // A closure that reads nothing (an insert into a cached table, a $batch of
 // inserts) sends its check and writes without BEGIN and COMMIT: statements
