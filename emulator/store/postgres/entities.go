@@ -24,8 +24,29 @@ func key(s string) []byte { return []byte(store.SortKey(s)) }
 func (tx *Tx) GetEntity(t store.Table, pk, rk string) (*edm.Entity, error) {
 	var ts int64
 	var props []byte
-	err := tx.queryRow(`SELECT ts, props FROM entities WHERE tid = $1 AND pk = $2 AND rk = $3`,
-		[]any{t.ID, key(pk), key(rk)}, &ts, &props)
+	var err error
+	if c := tx.check; c != nil && c.ID == t.ID && len(tx.pending) == 0 {
+		// The cached table's check and the read in one statement
+		// (pending.go): one row always, NULLs when no entity.
+		tx.check = nil
+		var nts *int64
+		err = tx.queryRow(`SELECT c.ok, e.ts, e.props FROM (SELECT 1 / count(*)::int AS ok FROM tables WHERE id = $1) c
+			LEFT JOIN entities e ON e.tid = $1 AND e.pk = $2 AND e.rk = $3`,
+			[]any{t.ID, key(pk), key(rk)}, nil, &nts, &props)
+		if sqlState(err) == "22012" { // division_by_zero: the table is gone
+			tx.e.tables.drop(*c)
+			tx.stale = true
+			return nil, errStale
+		}
+		if err == nil && nts == nil {
+			err = pgx.ErrNoRows
+		} else if nts != nil {
+			ts = *nts
+		}
+	} else {
+		err = tx.queryRow(`SELECT ts, props FROM entities WHERE tid = $1 AND pk = $2 AND rk = $3`,
+			[]any{t.ID, key(pk), key(rk)}, &ts, &props)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrEntityNotFound
 	}
@@ -44,6 +65,17 @@ func (tx *Tx) GetEntity(t store.Table, pk, rk string) (*edm.Entity, error) {
 // transaction, as a unique violation would).
 func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 	ts := tx.e.nextTimestamp(0)
+	if !tx.eager {
+		// Sent later, without ON CONFLICT (pending.go).
+		w := pendingWrite{tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
+		if tx.pendingAt(w) >= 0 {
+			// This transaction wrote the key: it exists.
+			return store.ErrEntityExists
+		}
+		tx.pending = append(tx.pending, w)
+		e.Timestamp = ts
+		return nil
+	}
 	n, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tid, pk, rk) DO NOTHING`,
 		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeProps(e.Properties))
@@ -63,6 +95,18 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 // this one wrote prev.
 func (tx *Tx) PutEntity(t store.Table, e *edm.Entity, prev int64) error {
 	ts := tx.e.nextTimestamp(prev)
+	if !tx.eager {
+		w := pendingWrite{upsert: true, tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
+		if i := tx.pendingAt(w); i >= 0 {
+			// The last version is the one written, by the insert or
+			// upsert already owed.
+			tx.pending[i].ts, tx.pending[i].props = w.ts, w.props
+		} else {
+			tx.pending = append(tx.pending, w)
+		}
+		e.Timestamp = ts
+		return nil
+	}
 	_, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
 		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeProps(e.Properties))

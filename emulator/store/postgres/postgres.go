@@ -57,6 +57,8 @@ type engine struct {
 	lastTS  int64
 	now     func() time.Time
 	// sweep cancels and sweepDone waits for the start-up sweep (sweep).
+	// tables caches GetTable's answers (pending.go).
+	tables    tableCache
 	sweep     context.CancelFunc
 	sweepDone chan struct{}
 }

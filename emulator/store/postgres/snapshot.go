@@ -241,6 +241,7 @@ func (tx *Tx) ResetAll() (int, error) {
 	// TRUNCATE would be faster, but takes an ACCESS EXCLUSIVE lock that
 	// other instances' readers would queue behind, and is not
 	// transactional everywhere (CockroachDB).
+	tx.e.tables.clear()
 	for _, q := range []string{`DELETE FROM entities`, `DELETE FROM table_acl`, `DELETE FROM tables`, `DELETE FROM service_properties`} {
 		if _, err := tx.exec(q); err != nil {
 			return 0, err

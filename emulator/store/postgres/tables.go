@@ -32,11 +32,21 @@ func (tx *Tx) CreateTable(account, name string) (store.Table, error) {
 
 // GetTable finds a table by name, in any case.
 func (tx *Tx) GetTable(account, name string) (store.Table, error) {
+	if tx.check == nil {
+		if t, ok := tx.e.tables.get(account, name); ok {
+			// Checked with the next statement (pending.go).
+			tx.check = &t
+			return t, nil
+		}
+	}
 	t := store.Table{Account: account}
 	err := tx.queryRow(`SELECT id, name FROM tables WHERE account = $1 AND lname = $2`,
 		[]any{account, []byte(strings.ToLower(name))}, &t.ID, &t.Name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Table{}, store.ErrTableNotFound
+	}
+	if err == nil {
+		tx.e.tables.put(t)
 	}
 	return t, err
 }
@@ -54,6 +64,7 @@ func (tx *Tx) DeleteTable(account, name string) error {
 // dropTables deletes the tables matching cond (on tables' columns), their
 // entities and policies.
 func (tx *Tx) dropTables(cond string, args ...any) error {
+	tx.e.tables.clear()
 	sub := `SELECT id FROM tables WHERE ` + cond
 	for _, q := range []string{
 		`DELETE FROM entities WHERE tid IN (` + sub + `)`,

@@ -62,7 +62,8 @@ import (
 // maxTries times; the contract (store.Store.Update) lets an engine run the
 // closure again. View runs in REPEATABLE READ READ ONLY: one snapshot for
 // the whole closure, which in PostgreSQL never fails for serialization (and
-// is never retried: its closure may have written part of a response).
+// is not retried once it has read rows: its closure may have written part
+// of a response; pending.go says when it runs again before that).
 const maxTries = 20
 
 // connRetries is how many times a transaction whose connection failed
@@ -72,12 +73,18 @@ const maxTries = 20
 const connRetries = 3
 
 func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) error {
-	conn := 0
+	conn, redo, eager := 0, 0, false
 	for try := 1; ; try++ {
-		retry, err := e.run(ctx, beginUpdate, true, fn)
+		retry, err := e.run(ctx, beginUpdate, true, eager, false, fn)
 		switch {
 		case err == nil:
 			return nil
+		case (retry == retryStale || retry == retryEager) && redo < maxRedo:
+			// At once: nothing conflicted.
+			redo++
+			eager = eager || retry == retryEager
+			try--
+			continue
 		case retry == retrySerial && try < maxTries:
 		case (retry == retryConn || retry == retryBegin) && conn < connRetries:
 			conn++
@@ -91,21 +98,28 @@ func (e *engine) Update(ctx context.Context, fn func(store.EngineTx) error) erro
 }
 
 func (e *engine) View(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, beginView, fn)
+	return e.view(ctx, beginView, false, fn)
 }
 
-// ViewPoint is View: a snapshot costs PostgreSQL no more than READ
-// COMMITTED for the one to three statements of a point read, and it keeps
-// the table lookup and the entity read consistent with each other.
+// ViewPoint is View, with its first statement sent on its own, outside a
+// transaction, as it is most often the only one (a point read from a
+// cached table: pending.go, speculated).
 func (e *engine) ViewPoint(ctx context.Context, fn func(store.EngineTx) error) error {
-	return e.view(ctx, beginView, fn)
+	return e.view(ctx, beginView, true, fn)
 }
 
-func (e *engine) view(ctx context.Context, begin string, fn func(store.EngineTx) error) error {
-	for conn := 0; ; conn++ {
-		retry, err := e.run(ctx, begin, false, fn)
+func (e *engine) view(ctx context.Context, begin string, point bool, fn func(store.EngineTx) error) error {
+	for conn, redo := 0, 0; ; conn++ {
+		retry, err := e.run(ctx, begin, false, false, point, fn)
 		if err == nil {
 			return nil
+		}
+		if retry == retryStale && redo < maxRedo {
+			// The closure was given nothing but the table, or one row
+			// it reads again (pending.go).
+			redo++
+			conn--
+			continue
 		}
 		// Only a failure before anything was read is retried: fn may
 		// have handed rows on.
@@ -122,10 +136,12 @@ const (
 	retrySerial           // a serialization failure or deadlock
 	retryConn             // the connection failed before COMMIT was sent
 	retryBegin            // the connection failed at BEGIN
+	retryStale            // a cached table was gone (pending.go)
+	retryEager            // a deferred write failed (pending.go)
 )
 
 // run runs fn in one transaction and says whether a failure may be retried.
-func (e *engine) run(ctx context.Context, begin string, write bool, fn func(store.EngineTx) error) (retryKind, error) {
+func (e *engine) run(ctx context.Context, begin string, write, eager, point bool, fn func(store.EngineTx) error) (retryKind, error) {
 	if e.closed.Load() {
 		return noRetry, store.ErrClosed
 	}
@@ -143,7 +159,7 @@ func (e *engine) run(ctx context.Context, begin string, write bool, fn func(stor
 	// Released last: a connection left inside a transaction (its ROLLBACK
 	// failed) is closed by the pool rather than reused.
 	defer conn.Release()
-	tx := &Tx{e: e, conn: conn, ctx: ctx, begin: begin}
+	tx := &Tx{e: e, conn: conn, ctx: ctx, begin: begin, eager: eager, point: point}
 	committed := false
 	defer func() {
 		if !committed && tx.begun {
@@ -155,10 +171,37 @@ func (e *engine) run(ctx context.Context, begin string, write bool, fn func(stor
 		}
 	}()
 	err = fn(tx)
+	if err != nil && !tx.stale && !tx.redo && tx.serial == nil && tx.lost == nil {
+		// The closure failed owing statements (pending.go): a deferred
+		// write might have failed before, a cached table might be gone.
+		if len(tx.pending) > 0 {
+			return retryEager, err
+		}
+		if tx.check != nil {
+			tx.flush()
+		}
+	}
+	switch {
+	case tx.stale:
+		return retryStale, err
+	case tx.redo:
+		return retryEager, err
+	}
 	if err == nil {
 		committed = true
 		if err = tx.commit(); err == nil {
 			return noRetry, nil
+		}
+		switch {
+		case tx.stale:
+			return retryStale, err
+		case tx.redo:
+			return retryEager, err
+		case tx.lost != nil && tx.lostAtBegin && ctx.Err() == nil && beforeBegin(tx.lost):
+			// The transaction's only batch met a dead connection
+			// before BEGIN completed: nothing after it ran.
+			e.connLost()
+			return retryBegin, err
 		}
 		if faultOf(err) == store.FaultUnavailable {
 			e.connLost()
@@ -244,6 +287,18 @@ type Tx struct {
 	// retries the closure whatever it returns.
 	serial, lost error
 	lostAtBegin  bool
+	// check is a table GetTable took from the cache, pending writes
+	// deferred, eager says to defer nothing; stale and redo say the
+	// closure must run again: a cached table was gone, a deferred write
+	// failed (pending.go).
+	check       *store.Table
+	pending     []pendingWrite
+	eager       bool
+	stale, redo bool
+	implicit    bool
+	// point: a ViewPoint, whose first statement may go alone (spec).
+	point bool
+	spec  *speculated
 	// scan's reused buffers.
 	args []any
 }
@@ -254,13 +309,42 @@ var _ store.EngineTx = (*Tx)(nil)
 // failed earlier and the closure went on.
 var errAborted = errors.New("postgres: the transaction was aborted by an earlier error")
 
+// commit sends COMMIT, with what the transaction still owes (pending.go)
+// in the same batch.
 func (tx *Tx) commit() error {
-	if !tx.begun {
-		return nil
+	if !tx.owes() {
+		tag, err := tx.conn.Exec(tx.ctx, "COMMIT")
+		if err == nil && tag.String() == "ROLLBACK" {
+			err = errAborted
+		}
+		return err
 	}
-	tag, err := tx.conn.Exec(tx.ctx, "COMMIT")
-	if err == nil && tag.String() == "ROLLBACK" {
-		err = errAborted
+	if !tx.begun && tx.check == nil && len(tx.pending) == 0 {
+		return nil // nothing sent, or one statement alone (spec)
+	}
+	if !tx.begun {
+		// Nothing was read: the check and the writes are the whole
+		// transaction, sent without BEGIN and COMMIT as one implicit
+		// transaction (pending.go).
+		tx.implicit = true
+		return tx.flush()
+	}
+	br, err := tx.send("COMMIT", nil)
+	if err == nil {
+		var tag pgconn.CommandTag
+		tag, err = br.Exec()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && tag.String() == "ROLLBACK" {
+			err = errAborted
+		}
+	}
+	if err != nil && tx.conn.Conn().PgConn().TxStatus() != 'I' {
+		// The batch failed before its COMMIT ran.
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		tx.conn.Exec(rctx, "ROLLBACK")
+		cancel()
 	}
 	return err
 }
@@ -275,34 +359,19 @@ func (tx *Tx) note(err error) error {
 		tx.serial = err
 	} else if faultOf(err) == store.FaultUnavailable {
 		tx.lost = err
-		tx.lostAtBegin = !tx.begun
+		tx.lostAtBegin = !tx.begun && tx.spec == nil
 	}
 	return wrap(err)
-}
-
-// withBegin sends BEGIN and the statement sql in one batch; the caller
-// reads the statement's result from the batch and closes it.
-func (tx *Tx) withBegin(sql string, args []any) (pgx.BatchResults, error) {
-	var b pgx.Batch
-	b.Queue(tx.begin)
-	b.Queue(sql, args...)
-	br := tx.conn.SendBatch(tx.ctx, &b)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return nil, tx.note(err)
-	}
-	tx.begun = true
-	return br, nil
 }
 
 func (tx *Tx) exec(sql string, args ...any) (int64, error) {
 	var tag pgconn.CommandTag
 	var err error
-	if tx.begun {
+	if !tx.owes() {
 		tag, err = tx.conn.Exec(tx.ctx, sql, args...)
 	} else {
 		var br pgx.BatchResults
-		if br, err = tx.withBegin(sql, args); err != nil {
+		if br, err = tx.send(sql, args); err != nil {
 			return 0, err
 		}
 		tag, err = br.Exec()
@@ -319,11 +388,13 @@ func (tx *Tx) exec(sql string, args ...any) (int64, error) {
 // queryRow runs a query for one row; pgx.ErrNoRows if there is none.
 func (tx *Tx) queryRow(sql string, args []any, dest ...any) error {
 	var err error
-	if tx.begun {
+	if tx.point && !tx.begun && tx.spec == nil && tx.check == nil && len(tx.pending) == 0 {
+		err = tx.speculate(sql, args, dest)
+	} else if !tx.owes() {
 		err = tx.conn.QueryRow(tx.ctx, sql, args...).Scan(dest...)
 	} else {
 		var br pgx.BatchResults
-		if br, err = tx.withBegin(sql, args); err != nil {
+		if br, err = tx.send(sql, args); err != nil {
 			return err
 		}
 		err = br.QueryRow().Scan(dest...)
@@ -338,14 +409,14 @@ func (tx *Tx) queryRow(sql string, args []any, dest ...any) error {
 }
 
 func (tx *Tx) query(sql string, args ...any) (pgx.Rows, error) {
-	if tx.begun {
+	if !tx.owes() {
 		rows, err := tx.conn.Query(tx.ctx, sql, args...)
 		if err != nil {
 			return nil, tx.note(err)
 		}
 		return rows, nil
 	}
-	br, err := tx.withBegin(sql, args)
+	br, err := tx.send(sql, args)
 	if err != nil {
 		return nil, err
 	}
@@ -476,4 +547,12 @@ func isSerialization(err error) bool {
 	// Table ACLs, a restore and a Create Table of one name), which
 	// snapshot isolation reports this way; run again, the closure sees it.
 	return s == "40001" || s == "40P01" || s == "23505"
+}
+
+// beforeBegin says whether a failure met at BEGIN's result shows that the
+// server ran nothing after BEGIN: the server said so (it answers in order,
+// and a terminated session's last word is its error), or nothing was sent.
+func beforeBegin(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) || pgconn.SafeToRetry(err)
 }
