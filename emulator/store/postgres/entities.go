@@ -205,11 +205,11 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 			}
 			e.PartitionKey, e.RowKey = fromKey(pk), fromKey(rk)
 			e.Timestamp = ts
-			lazy := lazyEntity{e: &e, props: props}
-			if rest != nil && !odata.Eval(rest, lazy.get) {
-				if lazy.err != nil {
+			lazy := store.LazyEntity{E: &e, Props: props, Alias: true}
+			if rest != nil && !odata.Eval(rest, lazy.Get) {
+				if lazy.Err() != nil {
 					rows.Close()
-					return res, lazy.err
+					return res, lazy.Err()
 				}
 				continue
 			}
@@ -218,7 +218,7 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 				done = true
 				break
 			}
-			if err := lazy.decode(); err != nil {
+			if err := lazy.Decode(); err != nil {
 				rows.Close()
 				return res, err
 			}
@@ -319,32 +319,4 @@ func int8Col(v []byte, format int16) (int64, error) {
 		return int64(binary.BigEndian.Uint64(v)), nil
 	}
 	return strconv.ParseInt(string(v), 10, 64)
-}
-
-// lazyEntity decodes the stored properties only when the filter asks for a
-// property other than the keys and Timestamp.
-type lazyEntity struct {
-	e       *edm.Entity
-	props   []byte // valid only while its row is current
-	decoded bool
-	err     error
-}
-
-func (l *lazyEntity) decode() error {
-	if !l.decoded {
-		l.decoded = true
-		l.e.Properties, l.err = store.DecodePropsInto(l.e.Properties[:0], l.props, true)
-	}
-	return l.err
-}
-
-func (l *lazyEntity) get(name string) (edm.Value, bool) {
-	switch name {
-	case "PartitionKey", "RowKey", "Timestamp":
-	default:
-		if l.decode() != nil {
-			return edm.Value{}, false
-		}
-	}
-	return l.e.Get(name)
 }

@@ -75,10 +75,10 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		}
 		e.PartitionKey, e.RowKey = rowKey(rows, 0, alias), rowKey(rows, 1, alias)
 		e.Timestamp = rows.Int64(2)
-		lazy := lazyEntity{e: &e, props: rows.Bytes(3), alias: alias}
-		if p.residual != nil && !odata.Eval(p.residual, lazy.get) {
-			if lazy.err != nil {
-				return res, lazy.err
+		lazy := store.LazyEntity{E: &e, Props: rows.Bytes(3), Alias: alias}
+		if p.residual != nil && !odata.Eval(p.residual, lazy.Get) {
+			if lazy.Err() != nil {
+				return res, lazy.Err()
 			}
 			continue
 		}
@@ -87,7 +87,7 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 			res.Next = &Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}
 			break
 		}
-		if err := lazy.decode(); err != nil {
+		if err := lazy.Decode(); err != nil {
 			return res, err
 		}
 		if err := fn(&e); err != nil {
@@ -140,33 +140,4 @@ func rowKey(r *rows, i int, alias bool) string {
 		return fromSortKey(unsafe.String(unsafe.SliceData(b), len(b)))
 	}
 	return fromSortKey(string(b))
-}
-
-// lazyEntity decodes the stored properties only when the filter asks for a
-// property other than the keys and Timestamp.
-type lazyEntity struct {
-	e       *edm.Entity
-	props   []byte // valid only while its row is current
-	alias   bool   // strings may point into props
-	decoded bool
-	err     error
-}
-
-func (l *lazyEntity) decode() error {
-	if !l.decoded {
-		l.decoded = true
-		l.e.Properties, l.err = store.DecodePropsInto(l.e.Properties[:0], l.props, l.alias)
-	}
-	return l.err
-}
-
-func (l *lazyEntity) get(name string) (edm.Value, bool) {
-	switch name {
-	case "PartitionKey", "RowKey", "Timestamp":
-	default:
-		if l.decode() != nil {
-			return edm.Value{}, false
-		}
-	}
-	return l.e.Get(name)
 }
