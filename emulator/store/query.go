@@ -74,10 +74,13 @@ type ScanResult struct {
 //
 // Where holds conditions on the columns pk and rk in the SQL both engines
 // accept (row-value comparisons included), with ? placeholders; Args are
-// the keys in their stored form (SortKey), as strings.
+// the keys in their stored form (SortKey), as strings. Conds holds the same
+// conditions for an engine that walks the keys itself (the SQLite engine's
+// filter cache), one per element of Where.
 type KeyBounds struct {
 	Where []string
 	Args  []any
+	Conds []KeyCond
 	Used  int  // conjuncts turned into bounds
 	Whole bool // the bounds are the whole filter
 	// Rest is the filter's other conjuncts: with the bounds, exactly the
@@ -85,9 +88,42 @@ type KeyBounds struct {
 	Rest odata.Expr
 }
 
-func (b *KeyBounds) add(cond string, args ...any) {
+// KeyCond is one key condition: the row's PartitionKey (Col KeyPK), its
+// RowKey (KeyRK) or the pair (KeyPair) compared by Op with PK and RK, in
+// their stored form, which orders as the rows do (byte order).
+type KeyCond struct {
+	Col    KeyCol
+	Op     odata.CompareOp
+	PK, RK string
+}
+
+// KeyCol is what a KeyCond compares.
+type KeyCol uint8
+
+const (
+	KeyPK KeyCol = iota
+	KeyRK
+	KeyPair
+)
+
+// Compare is the row's side against the condition's: <0, 0 or >0.
+func (c KeyCond) Compare(pk, rk string) int {
+	switch c.Col {
+	case KeyPK:
+		return strings.Compare(pk, c.PK)
+	case KeyRK:
+		return strings.Compare(rk, c.RK)
+	}
+	if d := strings.Compare(pk, c.PK); d != 0 {
+		return d
+	}
+	return strings.Compare(rk, c.RK)
+}
+
+func (b *KeyBounds) add(cond string, kc KeyCond, args ...any) {
 	b.Where = append(b.Where, cond)
 	b.Args = append(b.Args, args...)
+	b.Conds = append(b.Conds, kc)
 }
 
 // PlanKeys turns `PartitionKey op 'x'` and, when the PartitionKey is fixed
@@ -125,7 +161,11 @@ func PlanKeys(filter odata.Expr) KeyBounds {
 			continue
 		}
 		op := map[odata.CompareOp]string{odata.Eq: "=", odata.Gt: ">", odata.Ge: ">=", odata.Lt: "<", odata.Le: "<="}[c.Op]
-		b.add(col+" "+op+" ?", SortKey(c.Lit.S))
+		kc := KeyCond{Col: KeyPK, Op: c.Op, PK: SortKey(c.Lit.S)}
+		if col == "rk" {
+			kc = KeyCond{Col: KeyRK, Op: c.Op, RK: kc.PK}
+		}
+		b.add(col+" "+op+" ?", kc, kc.PK+kc.RK)
 		b.Used++
 	}
 	// Every conjunct became a bound: the range is the whole filter.
@@ -138,20 +178,28 @@ func PlanKeys(filter odata.Expr) KeyBounds {
 func Bounds(q EntityQuery) KeyBounds {
 	b := PlanKeys(q.Filter)
 	if q.Start != nil {
-		b.add("(pk, rk) >= (?, ?)", SortKey(q.Start.PK), SortKey(q.Start.RK))
+		b.addPair(odata.Ge, q.Start.PK, q.Start.RK)
 	}
 	if r := q.Range; r != nil {
 		if r.From != nil {
-			b.add("(pk, rk) >= (?, ?)", SortKey(r.From.PK), SortKey(r.From.RK))
+			b.addPair(odata.Ge, r.From.PK, r.From.RK)
 		}
 		switch {
 		case r.To && r.HasToRK:
-			b.add("(pk, rk) <= (?, ?)", SortKey(r.ToPK), SortKey(r.ToRK))
+			b.addPair(odata.Le, r.ToPK, r.ToRK)
 		case r.To:
-			b.add("pk <= ?", SortKey(r.ToPK))
+			pk := SortKey(r.ToPK)
+			b.add("pk <= ?", KeyCond{Col: KeyPK, Op: odata.Le, PK: pk}, pk)
 		}
 	}
 	return b
+}
+
+// addPair bounds the (PartitionKey, RowKey) pair, >= or <= the keys given
+// in their client form.
+func (b *KeyBounds) addPair(op odata.CompareOp, pk, rk string) {
+	kc := KeyCond{Col: KeyPair, Op: op, PK: SortKey(pk), RK: SortKey(rk)}
+	b.add("(pk, rk) "+map[odata.CompareOp]string{odata.Ge: ">=", odata.Le: "<="}[op]+" (?, ?)", kc, kc.PK, kc.RK)
 }
 
 // And renders the bounds as " AND cond AND cond".

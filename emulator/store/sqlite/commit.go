@@ -111,6 +111,8 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 	single := len(group) == 1
 	ok := 0
 	tablesChanged, garbage := false, false
+	var cacheOps []cacheOp
+	cacheAll := false
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -130,10 +132,15 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 			ok++
 			tablesChanged = tablesChanged || tx.tablesChanged
 			garbage = garbage || tx.garbage
+			cacheOps = append(cacheOps, tx.cacheOps...)
+			cacheAll = cacheAll || tx.cacheAll
 			if !single {
 				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
 					r.err = err
 					ok--
+					// Whether its changes stay is unknown: the
+					// filter cache starts again.
+					cacheAll = true
 				}
 			}
 		case single:
@@ -155,7 +162,9 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		c.exec(bg, "ROLLBACK")
 		return
 	}
+	n := s.fc.begin(cacheOps, cacheAll)
 	_, err := c.exec(bg, "COMMIT")
+	s.fc.commit(n, cacheOps, cacheAll, err == nil)
 	if tablesChanged {
 		// Retire the table cache before any writer is answered (even
 		// when COMMIT failed: retiring too often is harmless).

@@ -31,9 +31,10 @@ func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 // ErrEntityExists if the keys are taken.
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 	ts := tx.s.nextTimestamp(0)
+	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), store.EncodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
-		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, store.EncodeProps(e.Properties))
+		t.ID, pk, rk, ts, props)
 	if isConstraint(err) {
 		return ErrEntityExists
 	}
@@ -41,6 +42,7 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 		return err
 	}
 	e.Timestamp = ts
+	tx.notePut(t.ID, pk, rk, ts, props)
 	return tx.noteChange(t, e.PartitionKey, e.RowKey)
 }
 
@@ -49,27 +51,31 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 // replaces (0 if none), so that each version of an entity has its own ETag.
 func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 	ts := tx.s.nextTimestamp(prev)
+	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), store.EncodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
-		t.ID, sortKey(e.PartitionKey), sortKey(e.RowKey), ts, store.EncodeProps(e.Properties))
+		t.ID, pk, rk, ts, props)
 	if err != nil {
 		return err
 	}
 	e.Timestamp = ts
+	tx.notePut(t.ID, pk, rk, ts, props)
 	return tx.noteChange(t, e.PartitionKey, e.RowKey)
 }
 
 // DeleteEntity removes an entity; ErrEntityNotFound if absent.
 func (tx *Tx) DeleteEntity(t Table, pk, rk string) error {
+	spk, srk := sortKey(pk), sortKey(rk)
 	n, err := tx.exec(
 		`DELETE FROM entities WHERE tid = ? AND pk = ? AND rk = ?`,
-		t.ID, sortKey(pk), sortKey(rk))
+		t.ID, spk, srk)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return ErrEntityNotFound
 	}
+	tx.noteDelete(t.ID, spk, srk)
 	return tx.noteChange(t, pk, rk)
 }

@@ -196,6 +196,7 @@ func (tx *Tx) deleteChunk(table, col string, id int64) (done bool, err error) {
 // (a parked table keeps its own, for when it is taken back).
 func (tx *Tx) retire(tables []liveTable) error {
 	for _, t := range tables {
+		tx.noteTable(t.id, opDrop)
 		if t.base == 0 {
 			if err := tx.dropIndexes(t.id); err != nil {
 				return err

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/google/btree"
+
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
@@ -39,6 +41,18 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		return res, err
 	}
 	res.Index = p.index
+	load := false
+	if p.match != nil && tx.reader && cacheScans {
+		var tree *btree.BTreeG[*centry]
+		if tree, load = tx.s.fc.lookup(t.ID, tx.p1); tree != nil {
+			examined, n, next, err := scanCached(tree, &p, q.Top, fn)
+			if err != nil {
+				return res, err
+			}
+			res.Next = next
+			return tx.finishScan(t, p, q, res, examined, n)
+		}
+	}
 	var mf *scanFilter
 	if p.match != nil {
 		mf = &scanFilter{expr: p.match, budget: scanBudget, pkArg: p.pkArg, rkArg: p.rkArg, tsArg: p.tsArg}
@@ -103,7 +117,16 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	}
 	if mf != nil {
 		examined = mf.examined
+		if load && examined >= loadMinRows {
+			tx.s.loadTable(t.ID)
+		}
 	}
+	return tx.finishScan(t, p, q, res, examined, n)
+}
+
+// finishScan counts what a page examined, as the service and insights
+// count it, and notes a sparse scan for the automatic indexes.
+func (tx *Tx) finishScan(t Table, p plannedQuery, q EntityQuery, res ScanResult, examined, n int) (ScanResult, error) {
 	switch {
 	case p.budgeted:
 		// Rows before the continuation, as countScanned counts them.

@@ -228,6 +228,7 @@ func (tx *Tx) RestoreSnapshot(account, name string) (Snapshot, error) {
 	if err != nil {
 		return sn, err
 	}
+	tx.cacheAll = true // tables come back in bulk: the filter cache starts again
 	var snap []snapTable
 	byID := map[int64]snapTable{}
 	rows, err := tx.query(`SELECT id, name, created, entities FROM snapshot_tables WHERE sid = ? ORDER BY id`, sid)

@@ -116,7 +116,7 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity, r *rand.Rand, n int) (indexed int) {
 	t.Helper()
 	ctx := context.Background()
-	compiled, matched := 0, 0
+	compiled, matched, cached := 0, 0, 0
 	for i := 0; i < n; i++ {
 		f := randomFilter(r, r.IntN(4))
 		var want, wantFull []string
@@ -165,9 +165,11 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 			scanBudget = 1 + r.IntN(80) // pages cut by the budget too
 		}
 		var paged, pagedFull []string
-		var pages [2][]string
-		for run, viaGo := range []bool{true, false} {
-			matchScans = viaGo
+		var pages [3][]string
+		for run, mode := range []struct{ viaGo, cached bool }{{true, true}, {true, false}, {false, false}} {
+			viaGo := mode.viaGo
+			matchScans, cacheScans = viaGo, mode.cached
+			hits := s.fc.hits.Load()
 			paged, pagedFull = nil, nil
 			var start *Key
 			for {
@@ -202,10 +204,16 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 				}
 				start = page.Next
 			}
+			if run == 0 && s.fc.hits.Load() > hits {
+				cached++
+			}
 		}
 		budget := scanBudget
-		matchScans, scanBudget = true, store.ScanBudget
+		matchScans, cacheScans, scanBudget = true, true, store.ScanBudget
 		if a, b := strings.Join(pages[0], "\n"), strings.Join(pages[1], "\n"); a != b {
+			t.Fatalf("filter %s, top %d, budget %d: pages from the filter cache\n%s\nand from SQLite\n%s", f, top, budget, a, b)
+		}
+		if a, b := strings.Join(pages[1], "\n"), strings.Join(pages[2], "\n"); a != b {
 			t.Fatalf("filter %s, top %d, budget %d: pages filtered in Go\n%s\nand in SQL\n%s", f, top, budget, a, b)
 		}
 		if !sort.SliceIsSorted(paged, func(i, j int) bool { return keyLess(paged[i], paged[j]) }) {
@@ -222,6 +230,9 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 	}
 	if matched < n/4 {
 		t.Fatalf("only %d pages of %d filters were filtered in Go", matched, n)
+	}
+	if cached < n/5 {
+		t.Fatalf("only %d of %d filters were answered from the filter cache", cached, n)
 	}
 	return indexed
 }

@@ -48,6 +48,10 @@ type Options struct {
 	Fsync bool
 	// NoAutoIndex turns automatic property indexes off (autoindex.go).
 	NoAutoIndex bool
+	// FilterCache bounds, in bytes, the in-memory copy of the tables that
+	// scans read (filtercache.go); 0 means 512 MiB, a negative value
+	// turns it off.
+	FilterCache int64
 }
 
 // Store is an open database. It is safe for concurrent use.
@@ -80,6 +84,7 @@ type Store struct {
 	largestGroup atomic.Int64
 	autoIdx      autoIndexes
 	tables       tableCache
+	fc           filterCache
 	gc           collector // deletes what resets and restores retire (gc.go)
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (docs/protocol.md 5): max(now, last+1) in ticks.
@@ -159,6 +164,12 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
 	s.autoIdx.disabled = opts.NoAutoIndex
+	switch {
+	case opts.FilterCache == 0:
+		s.fc.init(defaultFilterCache)
+	case opts.FilterCache > 0:
+		s.fc.init(opts.FilterCache)
+	}
 	s.writerDone.Add(1)
 	go s.writer()
 	s.startCollector()
@@ -224,6 +235,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.autoIdx.wg.Wait() // an index being built holds the writer
+	s.fc.loads.Wait()   // a load reads through a pool closed below
 	s.stopCollector()   // it writes through Update too
 	close(s.quit)
 	s.writerDone.Wait()
@@ -330,6 +342,12 @@ type Tx struct {
 	// garbage: this write transaction retired tables or snapshots, whose
 	// rows the collector deletes once it commits (gc.go).
 	garbage bool
+	// The filter cache (filtercache.go): a write transaction's changes,
+	// and whether it changed tables in bulk; for a reader, the commits
+	// done before its snapshot began.
+	cacheOps []cacheOp
+	cacheAll bool
+	p1       int64
 }
 
 // exec runs SQL and returns how many rows it changed.
@@ -398,14 +416,15 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 		return err
 	}
 	defer p.put(c)
-	gen := s.tables.gen.Load() // before the snapshot: see tableCache
+	gen := s.tables.gen.Load()  // before the snapshot: see tableCache
+	p1 := s.fc.committed.Load() // likewise: see filtercache.go
 	if _, err := c.exec(ctx, "BEGIN"); err != nil {
 		return err
 	}
 	// Read-only: ROLLBACK ends the snapshot whatever fn did, and runs
 	// even if fn panics, so the connection goes back to the pool clean.
 	defer c.exec(context.Background(), "ROLLBACK")
-	return fn(&Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen})
+	return fn(&Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen, p1: p1})
 }
 
 // (Update, which groups commits, is in commit.go.)

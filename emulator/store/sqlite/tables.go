@@ -25,6 +25,7 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 		return Table{}, err
 	}
 	tx.tablesChanged = true
+	tx.noteTable(id, opCreate)
 	return Table{ID: id, Account: account, Name: name}, nil
 }
 

@@ -1,0 +1,391 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/google/btree"
+)
+
+// The filter cache: every table's entities, in key order, in memory.
+//
+// A filter on a property no automatic index serves is answered by a scan
+// of the key range (plan.go), and through SQLite a scan costs about 0.5 µs
+// per entity however the filter is evaluated: stepping the B-tree and
+// copying each row out of its pages (docs/benchmarks.md, "First scans").
+// Azurite keeps its entities as objects in memory and reads one property
+// of each for about a quarter of that. So the engine keeps a second copy
+// of each table, in memory: per table a B-tree ordered as the primary key,
+// holding each entity's keys, Timestamp and stored properties (the same
+// bytes SQLite holds, so a filter reads them with store.LookupProp as
+// tableemu_match does, and a page decodes them as a SQLite page would).
+// A scan walks it instead of SQLite (cachescan.go).
+//
+// It is written through: each committed write applies its changes to the
+// table's tree, so a table created by this process is cached from its
+// first entity; a table that existed at Open, or that a restore brought
+// back, is read into memory in the background after its first scan that
+// examined many entities. It is bounded by Options.FilterCache bytes; past
+// it, the tables used least recently leave it (their scans go back to
+// SQLite).
+//
+// Exactness: a scan must see the table as its transaction's snapshot
+// does. Commits are numbered; before COMMIT the writer records, for each
+// table the group wrote, that commit's number (lastWrite), and after
+// COMMIT it applies the changes, publishes a copy-on-write clone of the
+// tree as of that commit (ver), then advances committed. A reader reads
+// committed (p1) before its snapshot begins, so its snapshot holds at
+// least commits 1..p1; a later commit that wrote the table has recorded
+// its number before it could enter any snapshot. So when the table's
+// lastWrite, read at the scan, is at most p1 and at most the published
+// tree's ver, nothing after the tree's state has written the table: the
+// tree is the table as the snapshot sees it. Otherwise the scan reads
+// SQLite, as before. Bulk changes (a snapshot restore) advance lastAll,
+// which stands for every table's lastWrite, and empty the cache.
+
+// defaultFilterCache is Options.FilterCache when zero.
+const defaultFilterCache = 512 << 20
+
+// loadMinRows is how many entities a scan must examine in SQLite before
+// the table it read is loaded into the cache (tests lower it).
+var loadMinRows = 1000
+
+type filterCache struct {
+	budget    int64 // bytes; 0: off
+	committed atomic.Int64
+	mu        sync.RWMutex
+	tables    map[int64]*fcTable
+	lastAll   int64 // under mu
+	total     int64 // bytes held by every tree, under mu
+	loads     sync.WaitGroup
+	epoch     time.Time
+	hits      atomic.Int64 // scans answered from the cache (tests, insights)
+}
+
+// fcTable is one table's state. Fields are under filterCache.mu.
+type fcTable struct {
+	lastWrite int64
+	master    *btree.BTreeG[*centry] // the writer's; nil: not cached
+	pub       *btree.BTreeG[*centry] // a clone of master, read by scans
+	ver       int64                  // pub holds every write up to commit ver
+	bytes     int64
+	loading   bool
+	lastUse  atomic.Int64 // when a scan or a write last used it, since epoch
+}
+
+// centry is one cached entity: keys in their stored form.
+type centry struct {
+	pk, rk, props string
+	ts            int64
+}
+
+// entryOverhead approximates what a cached entity costs beyond its bytes:
+// the centry, its allocation's rounding, and its slot in the tree.
+const entryOverhead = 80
+
+func (e *centry) size() int64 { return int64(len(e.pk)+len(e.rk)+len(e.props)) + entryOverhead }
+
+func centryLess(a, b *centry) bool {
+	if a.pk != b.pk {
+		return a.pk < b.pk
+	}
+	return a.rk < b.rk
+}
+
+// btreeDegree keeps nodes small: each commit copies the nodes on the path
+// to every entity it changes (copy on write).
+const btreeDegree = 16
+
+func newTree() *btree.BTreeG[*centry] { return btree.NewG(btreeDegree, centryLess) }
+
+func (fc *filterCache) init(budget int64) {
+	fc.budget, fc.tables, fc.epoch = budget, map[int64]*fcTable{}, time.Now()
+}
+
+func (fc *filterCache) on() bool { return fc.budget > 0 }
+
+// cacheOp is one change a write transaction made, applied after COMMIT.
+type cacheOp struct {
+	tid  int64
+	kind cacheOpKind
+	e    *centry // put: the new entity; delete: its keys
+}
+
+type cacheOpKind uint8
+
+const (
+	opPut cacheOpKind = iota
+	opDelete
+	opCreate // a new, empty table
+	opDrop   // the table left the account
+)
+
+// newEntry copies an entity into one allocation, so that the cache pins
+// nothing of the request it came from.
+func newEntry(pk, rk string, ts int64, props []byte) *centry {
+	buf := make([]byte, len(pk)+len(rk)+len(props))
+	n := copy(buf, pk)
+	n += copy(buf[n:], rk)
+	copy(buf[n:], props)
+	s := unsafe.String(unsafe.SliceData(buf), len(buf))
+	return &centry{pk: s[:len(pk)], rk: s[len(pk) : len(pk)+len(rk)], props: s[len(pk)+len(rk):], ts: ts}
+}
+
+// notePut, noteDelete, noteTable record a write transaction's changes.
+func (tx *Tx) notePut(tid int64, pk, rk string, ts int64, props []byte) {
+	if tx.s.fc.on() {
+		tx.cacheOps = append(tx.cacheOps, cacheOp{tid, opPut, newEntry(pk, rk, ts, props)})
+	}
+}
+
+func (tx *Tx) noteDelete(tid int64, pk, rk string) {
+	if tx.s.fc.on() {
+		tx.cacheOps = append(tx.cacheOps, cacheOp{tid, opDelete, &centry{pk: pk, rk: rk}})
+	}
+}
+
+func (tx *Tx) noteTable(tid int64, kind cacheOpKind) {
+	if tx.s.fc.on() {
+		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: kind})
+	}
+}
+
+// begin numbers the commit about to be made and records it as the last
+// write of every table ops touch (and of all, for a bulk change); the
+// writer calls it before COMMIT.
+func (fc *filterCache) begin(ops []cacheOp, all bool) int64 {
+	n := fc.committed.Load() + 1
+	if !fc.on() || (len(ops) == 0 && !all) {
+		return n
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if all {
+		fc.lastAll = n
+	}
+	for _, op := range ops {
+		fc.table(op.tid).lastWrite = n
+	}
+	return n
+}
+
+// table returns tid's state, adding it; under mu.
+func (fc *filterCache) table(tid int64) *fcTable {
+	st := fc.tables[tid]
+	if st == nil {
+		st = &fcTable{}
+		fc.tables[tid] = st
+	}
+	return st
+}
+
+// commit applies commit n's changes after COMMIT (ok) or, when COMMIT
+// failed, forgets the tables it touched, whose state is now unknown.
+func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
+	defer fc.committed.Store(n)
+	if !fc.on() || (len(ops) == 0 && !all) {
+		return
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if all || !ok {
+		for tid, st := range fc.tables {
+			if all || slices.ContainsFunc(ops, func(op cacheOp) bool { return op.tid == tid }) {
+				fc.forget(st)
+			}
+		}
+		if !ok {
+			return
+		}
+	}
+	var touched []*fcTable
+	for _, op := range ops {
+		st := fc.tables[op.tid]
+		switch op.kind {
+		case opCreate:
+			fc.forget(st)
+			st.master = newTree()
+		case opDrop:
+			fc.forget(st)
+			continue
+		}
+		if st.master == nil {
+			continue
+		}
+		switch op.kind {
+		case opPut:
+			d := op.e.size()
+			if old, ok := st.master.ReplaceOrInsert(op.e); ok {
+				d -= old.size()
+			}
+			st.bytes += d
+			fc.total += d
+		case opDelete:
+			if old, ok := st.master.Delete(op.e); ok {
+				st.bytes -= old.size()
+				fc.total -= old.size()
+			}
+		}
+		if !slices.Contains(touched, st) {
+			touched = append(touched, st)
+		}
+	}
+	now := int64(time.Since(fc.epoch))
+	for _, st := range touched {
+		if st.master != nil {
+			st.pub, st.ver = st.master.Clone(), n
+			st.lastUse.Store(now)
+		}
+	}
+	fc.evict()
+}
+
+// forget drops a table's trees; under mu.
+func (fc *filterCache) forget(st *fcTable) {
+	fc.total -= st.bytes
+	st.master, st.pub, st.bytes = nil, nil, 0
+}
+
+// evict drops the tables used least recently (the largest first among
+// equals) until the cache is within 90% of its
+// budget; under mu.
+func (fc *filterCache) evict() {
+	if fc.total <= fc.budget {
+		return
+	}
+	var cached []*fcTable
+	for _, st := range fc.tables {
+		if st.master != nil {
+			cached = append(cached, st)
+		}
+	}
+	slices.SortFunc(cached, func(a, b *fcTable) int {
+		if d := a.lastUse.Load() - b.lastUse.Load(); d != 0 {
+			return int(min(max(d, -1), 1))
+		}
+		return int(min(max(b.bytes-a.bytes, -1), 1))
+	})
+	for _, st := range cached {
+		if fc.total <= fc.budget*9/10 {
+			break
+		}
+		fc.forget(st)
+	}
+}
+
+// lookup returns the tree a scan of tid in a snapshot that began after
+// commit p1 may read, or nil; load says the table is not cached and
+// could be loaded.
+func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[*centry], load bool) {
+	if !fc.on() {
+		return nil, false
+	}
+	fc.mu.RLock()
+	defer fc.mu.RUnlock()
+	st := fc.tables[tid]
+	if st == nil {
+		return nil, true
+	}
+	if st.pub == nil {
+		return nil, st.master == nil && !st.loading
+	}
+	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
+		return nil, false // written since: the writer is about to publish
+	}
+	st.lastUse.Store(int64(time.Since(fc.epoch)))
+	fc.hits.Add(1)
+	return st.pub, false
+}
+
+// errLoadRaced ends a load that a write to its table overtook.
+var errLoadRaced = errors.New("filter cache: table written during load")
+
+// load reads tid into the cache in the background, unless it is cached
+// or being loaded already.
+func (s *Store) loadTable(tid int64) {
+	fc := &s.fc
+	fc.mu.Lock()
+	st := fc.table(tid)
+	if st.master != nil || st.loading || s.closed.Load() {
+		fc.mu.Unlock()
+		return
+	}
+	st.loading = true
+	fc.loads.Add(1)
+	fc.mu.Unlock()
+	go func() {
+		defer fc.loads.Done()
+		tree, bytes, p1, err := s.readTable(tid)
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		st.loading = false
+		// Installed only if nothing wrote the table since the snapshot
+		// it was read in (the writer would have applied the change to a
+		// tree that did not exist yet), and if it fits.
+		if err != nil || max(st.lastWrite, fc.lastAll) > p1 || st.master != nil || fc.total+bytes > fc.budget {
+			return
+		}
+		st.master, st.pub, st.ver, st.bytes = tree, tree.Clone(), p1, bytes
+		fc.total += bytes
+	}()
+}
+
+// readTable reads every entity of tid in one snapshot.
+func (s *Store) readTable(tid int64) (tree *btree.BTreeG[*centry], bytes, p1 int64, err error) {
+	err = s.View(context.Background(), func(tx *Tx) error {
+		p1 = tx.p1
+		// The snapshot begins at the first read; the table's last write
+		// is read after it (see the top of this file).
+		var n int
+		if err := tx.queryRow(`SELECT count(*) FROM tables WHERE id = ?`, tid).Scan(&n); err != nil {
+			return err
+		}
+		s.fc.mu.RLock()
+		raced := max(s.fc.tables[tid].lastWrite, s.fc.lastAll) > p1
+		s.fc.mu.RUnlock()
+		if raced {
+			return errLoadRaced
+		}
+		rows, err := tx.query(`SELECT pk, rk, ts, props FROM entities WHERE tid = ? ORDER BY pk, rk`, tid)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		tree = newTree()
+		for i := 0; rows.Next(); i++ {
+			if i%4096 == 0 && s.closed.Load() {
+				return ErrClosed
+			}
+			pk, rk := rows.Bytes(0), rows.Bytes(1) // newEntry copies them
+			e := newEntry(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), rows.Int64(2), rows.Bytes(3))
+			tree.ReplaceOrInsert(e)
+			if bytes += e.size(); bytes > s.fc.budget {
+				return errLoadRaced // does not fit: leave it to SQLite
+			}
+		}
+		return rows.Close()
+	})
+	return tree, bytes, p1, err
+}
+
+// cachedKeys renders a table's cached keys, for tests.
+func (fc *filterCache) cachedKeys(tid int64) (string, bool) {
+	fc.mu.RLock()
+	defer fc.mu.RUnlock()
+	st := fc.tables[tid]
+	if st == nil || st.pub == nil {
+		return "", false
+	}
+	var b strings.Builder
+	st.pub.Ascend(func(e *centry) bool {
+		b.WriteString(e.pk + "|" + e.rk + ";")
+		return true
+	})
+	return b.String(), true
+}
