@@ -55,6 +55,11 @@ type Config struct {
 	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.
 	NoAutoIndex bool // --noAutoIndex
+	// CacheSize bounds, in MiB, the copy of the tables the SQLite store
+	// keeps in memory for scans no index serves
+	// (emulator/store/sqlite/filtercache.go); 0 means the default,
+	// DefaultCacheSize, and a negative value (--cacheSize 0) turns it off.
+	CacheSize int // --cacheSize
 	// Insights classifies queries and collects design statistics
 	// (insights.go); Throttle simulates the service's scalability targets
 	// (throttle.go); Faults injects transient failures (faults.go).
@@ -150,6 +155,16 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 			c.KeepAlive = max(time.Duration(sec*float64(time.Second)), 1)
 		}
 	}
+	if extra.cacheSize != "" {
+		mib, err := strconv.Atoi(extra.cacheSize)
+		if err != nil || mib < 0 || mib > 1<<20 {
+			return c, fmt.Errorf("--cacheSize %q: want MiB, a whole number up to 1048576 (0: no cache)", extra.cacheSize)
+		}
+		c.CacheSize = mib
+		if mib == 0 {
+			c.CacheSize = -1
+		}
+	}
 	if (c.Cert == "") != (c.Key == "") {
 		if c.Pwd == "" {
 			return c, errors.New("--cert and --key go together (PEM certificate and key)")
@@ -225,10 +240,14 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	return c, nil
 }
 
+// DefaultCacheSize is Config.CacheSize, in MiB, when zero.
+const DefaultCacheSize = 512
+
 // flagExtras are what the flag set reads beyond Config's fields.
 type flagExtras struct {
 	help, version bool
 	keepAlive     string
+	cacheSize     string
 	ignored       []string
 }
 
@@ -262,6 +281,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	var telemetry bool
 	fs.BoolVar(&telemetry, "disableTelemetry", false, "accepted: tableemu sends no telemetry")
 	fs.BoolVar(&c.NoAutoIndex, "noAutoIndex", false, "never index properties that filters keep scanning")
+	fs.StringVar(&x.cacheSize, "cacheSize", "", "keep up to `MiB` of tables in memory for scans no index serves; 0: none (default 512)")
 	fs.BoolVar(&c.Insights, "insights", false, "classify queries (x-tableemu-* headers, log) and serve GET /_tableemu/insights")
 	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy beyond ~2,000 entities/s per partition and ~20,000 per account")
 	fs.StringVar(&c.Faults, "faults", "", "inject transient failures as `SPEC` says, e.g. rate=0.1,kinds=timeout|busy|drop,ops=InsertEntity")

@@ -45,6 +45,18 @@ func TestLoadConfig(t *testing.T) {
 				t.Fatalf("KeepAlive %v, want NoKeepAliveTimeout", c.KeepAlive)
 			}
 		}},
+		{name: "cache size", args: []string{"--cacheSize", "64"}, check: func(t *testing.T, c Config) {
+			if c.CacheSize != 64 {
+				t.Errorf("CacheSize %d, want 64", c.CacheSize)
+			}
+		}},
+		{name: "cache off", args: []string{"--cacheSize", "0"}, check: func(t *testing.T, c Config) {
+			if c.CacheSize >= 0 {
+				t.Errorf("CacheSize %d, want negative (off)", c.CacheSize)
+			}
+		}},
+		{name: "cache size negative", args: []string{"--cacheSize", "-5"}, wantErr: `--cacheSize "-5": want MiB`},
+		{name: "cache size in GB", args: []string{"--cacheSize", "1GB"}, wantErr: `--cacheSize "1GB": want MiB`},
 		{name: "keep-alive negative", args: []string{"--tableKeepAliveTimeout", "-1"}, wantErr: `--tableKeepAliveTimeout "-1": want seconds`},
 		{name: "keep-alive NaN", args: []string{"--tableKeepAliveTimeout", "NaN"}, wantErr: "want seconds"},
 		{name: "keep-alive over a day", args: []string{"--tableKeepAliveTimeout", "86401"}, wantErr: "want seconds"},

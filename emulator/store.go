@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/tableemu/tableemu/emulator/store"
@@ -15,5 +16,10 @@ func openStore(cfg Config) (*store.Store, error) {
 	if cfg.Database != "" {
 		return postgres.Open(context.Background(), postgres.Options{URL: cfg.Database})
 	}
-	return sqlite.Open(context.Background(), sqlite.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync, NoAutoIndex: cfg.NoAutoIndex})
+	cache := int64(cmp.Or(cfg.CacheSize, DefaultCacheSize)) << 20
+	if cfg.CacheSize < 0 {
+		cache = -1
+	}
+	return sqlite.Open(context.Background(), sqlite.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync,
+		NoAutoIndex: cfg.NoAutoIndex, FilterCache: cache})
 }

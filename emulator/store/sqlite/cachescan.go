@@ -19,14 +19,16 @@ var cacheScans = true
 // would read, the same filter evaluation and the same count of rows
 // examined, so pages, continuations and counts are identical. It returns
 // how many rows it examined, how many it passed to fn, and the
-// continuation.
-func scanCached(tree *btree.BTreeG[*centry], p *plannedQuery, top int, fn func(*edm.Entity) error) (examined, n int, next *Key, err error) {
+// continuation. An entity whose large values the cache left out is read
+// from SQLite when the page returns it, in the transaction's snapshot,
+// which holds the same version (see the top of filtercache.go).
+func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, top int, fn func(*edm.Entity) error) (examined, n int, next *Key, err error) {
 	seek, conds := keySeek(p.bounds.Conds)
 	ev := cacheRow{}
 	get := ev.lookup
 	var e edm.Entity
-	tree.AscendGreaterOrEqual(&seek, func(c *centry) bool {
-		switch keyCheck(conds, c) {
+	walk := func(c centry) bool {
+		switch keyCheck(conds, &c) {
 		case keySkip:
 			return true
 		case keyStop:
@@ -54,7 +56,13 @@ func scanCached(tree *btree.BTreeG[*centry], p *plannedQuery, top int, fn func(*
 		// The cache never changes an entry, so the entity may point
 		// into it.
 		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(c.pk), fromSortKey(c.rk), c.ts
-		if e.Properties, err = store.DecodePropsInto(e.Properties[:0], bytesOf(c.props), true); err != nil {
+		props := bytesOf(c.slim)
+		if c.big {
+			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, c.pk, c.rk).Scan(&props); err != nil {
+				return false
+			}
+		}
+		if e.Properties, err = store.DecodePropsInto(e.Properties[:0], props, true); err != nil {
 			return false
 		}
 		if err = fn(&e); err != nil {
@@ -62,15 +70,50 @@ func scanCached(tree *btree.BTreeG[*centry], p *plannedQuery, top int, fn func(*
 		}
 		n++
 		return true
-	})
+	}
+	if seek.pk == "" && seek.rk == "" {
+		// From the first entity: a walk from a key compares it with
+		// entities at every level it descends.
+		tree.Ascend(walk)
+	} else {
+		tree.AscendGreaterOrEqual(seek, walk)
+	}
 	return examined, n, next, err
+}
+
+// cacheable says whether a filter can be decided on slim entries: it
+// reads no property some entity has a value of too large for them.
+func cacheable(f odata.Expr, large map[string]bool) bool {
+	if len(large) == 0 {
+		return true
+	}
+	ok := true
+	var walk func(odata.Expr)
+	walk = func(e odata.Expr) {
+		switch n := e.(type) {
+		case *odata.Logical:
+			walk(n.L)
+			walk(n.R)
+		case *odata.Not:
+			walk(n.X)
+		case *odata.Compare:
+			ok = ok && !large[n.Prop]
+		case *odata.BoolProp:
+			ok = ok && !large[n.Name]
+		case *odata.BoolLit:
+		default:
+			ok = false // a node this walk does not know may read anything
+		}
+	}
+	walk(f)
+	return ok
 }
 
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // cacheRow is the getter odata.Eval reads a cached entity with.
 type cacheRow struct {
-	c   *centry
+	c   centry // a copy: a pointer to the walk's variable would escape
 	err error
 }
 
@@ -83,7 +126,9 @@ func (r *cacheRow) lookup(name string) (edm.Value, bool) {
 	case "Timestamp":
 		return edm.NewDateTime(r.c.ts), true
 	}
-	v, ok, err := store.LookupProp(bytesOf(r.c.props), name)
+	// Exact: scans read the cache only for filters on properties whose
+	// values are all in slim entries (cacheable).
+	v, ok, err := store.LookupProp(bytesOf(r.c.slim), name)
 	if err != nil {
 		r.err = err
 		return edm.Value{}, false
@@ -100,7 +145,10 @@ const (
 )
 
 // keySeek is where a walk of the range starts: the greatest of the
-// lower bounds, as (PartitionKey, RowKey) in stored form.
+// lower bounds, as (PartitionKey, RowKey) in stored form. Every row from
+// there on meets the lower bounds (a RowKey bound comes only with the
+// PartitionKey fixed, and the seek starts in that partition), so it also
+// returns the conditions left to check on each row: the upper bounds.
 func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
 	var seek centry
 	eqPK, fixed := "", false
@@ -136,10 +184,16 @@ func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
 			}
 		}
 	}
-	return seek, conds
+	var upper []store.KeyCond
+	for _, c := range conds {
+		if c.Op == odata.Eq || c.Op == odata.Lt || c.Op == odata.Le {
+			upper = append(upper, c)
+		}
+	}
+	return seek, upper
 }
 
-// keyCheck places a row against the range. Rows come in key order, so a
+// keyCheck places a row against the range's bounds. Rows come in key order, so a
 // row above an upper bound on PartitionKey or on the pair ends the range;
 // so does one above an upper bound on RowKey, which store.PlanKeys sets
 // only with the PartitionKey fixed, so that the rest of the partition is

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/google/btree"
+
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 // The filter cache: every table's entities, in key order, in memory.
@@ -65,33 +67,48 @@ type filterCache struct {
 	total     int64 // bytes held by every tree, under mu
 	loads     sync.WaitGroup
 	epoch     time.Time
-	hits      atomic.Int64 // scans answered from the cache (tests, insights)
+	hits      atomic.Int64 // pages answered from the cache (tests)
 }
 
 // fcTable is one table's state. Fields are under filterCache.mu.
 type fcTable struct {
 	lastWrite int64
-	master    *btree.BTreeG[*centry] // the writer's; nil: not cached
-	pub       *btree.BTreeG[*centry] // a clone of master, read by scans
-	ver       int64                  // pub holds every write up to commit ver
+	master    *btree.BTreeG[centry] // the writer's; nil: not cached
+	pub       *btree.BTreeG[centry] // a clone of master, read by scans
+	ver       int64                 // pub holds every write up to commit ver
 	bytes     int64
-	loading   bool
-	lastUse  atomic.Int64 // when a scan or a write last used it, since epoch
+	// large names every property some entity of master has a value of
+	// left out of its slim form; a filter reading one of them scans
+	// SQLite. Replaced, never changed, so that a scan may keep it.
+	large   map[string]bool
+	loading bool
+	lastUse atomic.Int64 // when a scan or a write last used it, since epoch
 }
 
-// centry is one cached entity: keys in their stored form.
+// centry is one cached entity: keys in their stored form, and slim, its
+// properties without their large values (store.SlimProps), which is all
+// a filter reads; big says some were left out, so that the entity itself
+// comes from SQLite when a page returns it. Entries are values in the
+// tree's nodes, so that a scan walks contiguous memory; keys and slim
+// share one allocation.
 type centry struct {
-	pk, rk, props string
-	ts            int64
+	pk, rk, slim string
+	ts           int64
+	big          bool
 }
+
+// slimMax is the largest value a slim entry keeps: a key, a name, a
+// number or a GUID fit; a serialized document does not.
+const slimMax = 64
 
 // entryOverhead approximates what a cached entity costs beyond its bytes:
-// the centry, its allocation's rounding, and its slot in the tree.
-const entryOverhead = 80
+// its slot in a node, which are half full or more, and the rounding of
+// its allocation.
+const entryOverhead = 100
 
-func (e *centry) size() int64 { return int64(len(e.pk)+len(e.rk)+len(e.props)) + entryOverhead }
+func (e *centry) size() int64 { return int64(len(e.pk)+len(e.rk)+len(e.slim)) + entryOverhead }
 
-func centryLess(a, b *centry) bool {
+func centryLess(a, b centry) bool {
 	if a.pk != b.pk {
 		return a.pk < b.pk
 	}
@@ -102,7 +119,7 @@ func centryLess(a, b *centry) bool {
 // to every entity it changes (copy on write).
 const btreeDegree = 16
 
-func newTree() *btree.BTreeG[*centry] { return btree.NewG(btreeDegree, centryLess) }
+func newTree() *btree.BTreeG[centry] { return btree.NewG(btreeDegree, centryLess) }
 
 func (fc *filterCache) init(budget int64) {
 	fc.budget, fc.tables, fc.epoch = budget, map[int64]*fcTable{}, time.Now()
@@ -110,11 +127,17 @@ func (fc *filterCache) init(budget int64) {
 
 func (fc *filterCache) on() bool { return fc.budget > 0 }
 
-// cacheOp is one change a write transaction made, applied after COMMIT.
+// cacheOp is one change a write transaction made, applied after COMMIT:
+// for a put, the entity (its keys as the write gave them, which the
+// cache copies then) and the properties left out of its slim form.
 type cacheOp struct {
-	tid  int64
-	kind cacheOpKind
-	e    *centry // put: the new entity; delete: its keys
+	tid    int64
+	kind   cacheOpKind
+	pk, rk string
+	slim   []byte
+	ts     int64
+	big    bool
+	large  []string
 }
 
 type cacheOpKind uint8
@@ -126,27 +149,57 @@ const (
 	opDrop   // the table left the account
 )
 
-// newEntry copies an entity into one allocation, so that the cache pins
-// nothing of the request it came from.
-func newEntry(pk, rk string, ts int64, props []byte) *centry {
-	buf := make([]byte, len(pk)+len(rk)+len(props))
-	n := copy(buf, pk)
-	n += copy(buf[n:], rk)
-	copy(buf[n:], props)
-	s := unsafe.String(unsafe.SliceData(buf), len(buf))
-	return &centry{pk: s[:len(pk)], rk: s[len(pk) : len(pk)+len(rk)], props: s[len(pk)+len(rk):], ts: ts}
+// slimOf returns the slim form of stored properties and the names of
+// the properties it left out. Properties that are not well formed are
+// kept whole: a filter reading them fails as it would through SQLite.
+func slimOf(props []byte) (slim []byte, big bool, large []string) {
+	slim, big, err := store.SlimProps(props, slimMax, func(name []byte) { large = append(large, string(name)) })
+	if err != nil {
+		return props, false, nil
+	}
+	return slim, big, large
+}
+
+// entryMem hands out the memory of new entries in chunks, so that
+// entries written together — a batch, a commit's writes, a load — lie
+// together, as a scan will read them: scanning entries allocated one by
+// one among the other allocations of their requests cost twice the time
+// (BenchmarkFirstScan, docs/benchmarks.md). A chunk is at most
+// entryChunk bytes and never larger than what is left to copy (want),
+// so nothing is allocated that no entry uses; a chunk stays alive while
+// any of its entries does.
+type entryMem struct {
+	buf  []byte
+	want int
+}
+
+const entryChunk = 16 << 10
+
+// entry copies an entity into the chunk.
+func (m *entryMem) entry(pk, rk string, slim []byte, ts int64, big bool) centry {
+	n := len(pk) + len(rk) + len(slim)
+	if len(m.buf) < n {
+		m.buf = make([]byte, max(n, min(m.want, entryChunk)))
+	}
+	b := m.buf[:n:n]
+	m.buf, m.want = m.buf[n:], m.want-n
+	copy(b[copy(b, pk):], rk)
+	copy(b[len(pk)+len(rk):], slim)
+	s := unsafe.String(unsafe.SliceData(b), n)
+	return centry{pk: s[:len(pk)], rk: s[len(pk) : len(pk)+len(rk)], slim: s[len(pk)+len(rk):], ts: ts, big: big}
 }
 
 // notePut, noteDelete, noteTable record a write transaction's changes.
 func (tx *Tx) notePut(tid int64, pk, rk string, ts int64, props []byte) {
 	if tx.s.fc.on() {
-		tx.cacheOps = append(tx.cacheOps, cacheOp{tid, opPut, newEntry(pk, rk, ts, props)})
+		slim, big, large := slimOf(props)
+		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opPut, pk: pk, rk: rk, slim: slim, ts: ts, big: big, large: large})
 	}
 }
 
 func (tx *Tx) noteDelete(tid int64, pk, rk string) {
 	if tx.s.fc.on() {
-		tx.cacheOps = append(tx.cacheOps, cacheOp{tid, opDelete, &centry{pk: pk, rk: rk}})
+		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opDelete, pk: pk, rk: rk})
 	}
 }
 
@@ -205,6 +258,12 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		}
 	}
 	var touched []*fcTable
+	var mem entryMem
+	for _, op := range ops {
+		if op.kind == opPut {
+			mem.want += len(op.pk) + len(op.rk) + len(op.slim)
+		}
+	}
 	for _, op := range ops {
 		st := fc.tables[op.tid]
 		switch op.kind {
@@ -220,14 +279,16 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		}
 		switch op.kind {
 		case opPut:
-			d := op.e.size()
-			if old, ok := st.master.ReplaceOrInsert(op.e); ok {
+			st.addLarge(op.large)
+			e := mem.entry(op.pk, op.rk, op.slim, op.ts, op.big)
+			d := e.size()
+			if old, ok := st.master.ReplaceOrInsert(e); ok {
 				d -= old.size()
 			}
 			st.bytes += d
 			fc.total += d
 		case opDelete:
-			if old, ok := st.master.Delete(op.e); ok {
+			if old, ok := st.master.Delete(centry{pk: op.pk, rk: op.rk}); ok {
 				st.bytes -= old.size()
 				fc.total -= old.size()
 			}
@@ -249,7 +310,24 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 // forget drops a table's trees; under mu.
 func (fc *filterCache) forget(st *fcTable) {
 	fc.total -= st.bytes
-	st.master, st.pub, st.bytes = nil, nil, 0
+	st.master, st.pub, st.bytes, st.large = nil, nil, 0, nil
+}
+
+// addLarge adds names to st.large, replacing the map; under mu.
+func (st *fcTable) addLarge(names []string) {
+	for i, n := range names {
+		if !st.large[n] {
+			m := make(map[string]bool, len(st.large)+len(names))
+			for k := range st.large {
+				m[k] = true
+			}
+			for _, n := range names[i:] {
+				m[n] = true
+			}
+			st.large = m
+			return
+		}
+	}
 }
 
 // evict drops the tables used least recently (the largest first among
@@ -282,25 +360,24 @@ func (fc *filterCache) evict() {
 // lookup returns the tree a scan of tid in a snapshot that began after
 // commit p1 may read, or nil; load says the table is not cached and
 // could be loaded.
-func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[*centry], load bool) {
+func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large map[string]bool, load bool) {
 	if !fc.on() {
-		return nil, false
+		return nil, nil, false
 	}
 	fc.mu.RLock()
 	defer fc.mu.RUnlock()
 	st := fc.tables[tid]
 	if st == nil {
-		return nil, true
+		return nil, nil, true
 	}
 	if st.pub == nil {
-		return nil, st.master == nil && !st.loading
+		return nil, nil, st.master == nil && !st.loading
 	}
 	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
-		return nil, false // written since: the writer is about to publish
+		return nil, nil, false // written since: the writer is about to publish
 	}
 	st.lastUse.Store(int64(time.Since(fc.epoch)))
-	fc.hits.Add(1)
-	return st.pub, false
+	return st.pub, st.large, false
 }
 
 // errLoadRaced ends a load that a write to its table overtook.
@@ -321,7 +398,7 @@ func (s *Store) loadTable(tid int64) {
 	fc.mu.Unlock()
 	go func() {
 		defer fc.loads.Done()
-		tree, bytes, p1, err := s.readTable(tid)
+		tree, large, bytes, p1, err := s.readTable(tid)
 		fc.mu.Lock()
 		defer fc.mu.Unlock()
 		st.loading = false
@@ -331,13 +408,13 @@ func (s *Store) loadTable(tid int64) {
 		if err != nil || max(st.lastWrite, fc.lastAll) > p1 || st.master != nil || fc.total+bytes > fc.budget {
 			return
 		}
-		st.master, st.pub, st.ver, st.bytes = tree, tree.Clone(), p1, bytes
+		st.master, st.pub, st.ver, st.bytes, st.large = tree, tree.Clone(), p1, bytes, large
 		fc.total += bytes
 	}()
 }
 
 // readTable reads every entity of tid in one snapshot.
-func (s *Store) readTable(tid int64) (tree *btree.BTreeG[*centry], bytes, p1 int64, err error) {
+func (s *Store) readTable(tid int64) (tree *btree.BTreeG[centry], large map[string]bool, bytes, p1 int64, err error) {
 	err = s.View(context.Background(), func(tx *Tx) error {
 		p1 = tx.p1
 		// The snapshot begins at the first read; the table's last write
@@ -357,13 +434,19 @@ func (s *Store) readTable(tid int64) (tree *btree.BTreeG[*centry], bytes, p1 int
 			return err
 		}
 		defer rows.Close()
-		tree = newTree()
+		tree, large = newTree(), map[string]bool{}
+		var mem entryMem // in key order, as scans read them
 		for i := 0; rows.Next(); i++ {
 			if i%4096 == 0 && s.closed.Load() {
 				return ErrClosed
 			}
-			pk, rk := rows.Bytes(0), rows.Bytes(1) // newEntry copies them
-			e := newEntry(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), rows.Int64(2), rows.Bytes(3))
+			pk, rk := rows.Bytes(0), rows.Bytes(1) // mem.entry copies them
+			slim, big, names := slimOf(rows.Bytes(3))
+			mem.want = entryChunk
+			e := mem.entry(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), slim, rows.Int64(2), big)
+			for _, n := range names {
+				large[n] = true
+			}
 			tree.ReplaceOrInsert(e)
 			if bytes += e.size(); bytes > s.fc.budget {
 				return errLoadRaced // does not fit: leave it to SQLite
@@ -371,7 +454,7 @@ func (s *Store) readTable(tid int64) (tree *btree.BTreeG[*centry], bytes, p1 int
 		}
 		return rows.Close()
 	})
-	return tree, bytes, p1, err
+	return tree, large, bytes, p1, err
 }
 
 // cachedKeys renders a table's cached keys, for tests.
@@ -383,7 +466,7 @@ func (fc *filterCache) cachedKeys(tid int64) (string, bool) {
 		return "", false
 	}
 	var b strings.Builder
-	st.pub.Ascend(func(e *centry) bool {
+	st.pub.Ascend(func(e centry) bool {
 		b.WriteString(e.pk + "|" + e.rk + ";")
 		return true
 	})

@@ -381,3 +381,57 @@ func TestFilterCacheRestore(t *testing.T) {
 		t.Fatalf("after the restore: %s, want %s", got, want)
 	}
 }
+
+// TestFilterCacheLargeValues: the cache keeps values up to slimMax bytes.
+// A filter on a property that some entity holds a larger value of scans
+// SQLite; one on the other properties reads the cache and still returns
+// the large values, read from SQLite.
+func TestFilterCacheLargeValues(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var tb Table
+	err := s.Update(ctx, func(tx *Tx) error {
+		var err error
+		if tb, err = tx.CreateTable("a", "large"); err != nil {
+			return err
+		}
+		for i := 0; i < 50; i++ {
+			doc := fmt.Sprintf("d%d", i)
+			if i%10 == 3 {
+				doc = strings.Repeat("D", slimMax+1) + doc
+			}
+			e := &edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i), Properties: []edm.Property{
+				{Name: "Doc", Value: edm.NewString(doc)}, {Name: "I", Value: edm.NewInt32(int32(i))},
+				{Name: "Bin", Value: edm.NewBinary([]byte(strings.Repeat("b", 10*(i%3))))}}}
+			if err := tx.InsertEntity(tb, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		filter string
+		cached bool
+	}{
+		{"I ge 0", true},
+		{"I gt 1 and I lt 14", true},
+		{"Bin ne X'00'", true},
+		{"Doc ge 'D'", false},
+		{"I lt 5 or Doc eq 'd7'", false},
+	} {
+		got, hits := scanAll(t, s, tb, tc.filter, 7, true)
+		want, _ := scanAll(t, s, tb, tc.filter, 7, false)
+		if got != want {
+			t.Fatalf("%s: from the cache\n%s\nfrom SQLite\n%s", tc.filter, got, want)
+		}
+		if (hits > 0) != tc.cached {
+			t.Fatalf("%s: %d pages from the cache, want cached %v", tc.filter, hits, tc.cached)
+		}
+		if tc.cached && tc.filter == "I ge 0" && !strings.Contains(got, strings.Repeat("D", slimMax+1)+"d13") {
+			t.Fatalf("%s: the large values are missing:\n%s", tc.filter, got)
+		}
+	}
+}

@@ -1,10 +1,9 @@
 package sqlite
 
 import (
+	"errors"
 	"strings"
 	"unsafe"
-
-	"github.com/google/btree"
 
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/odata"
@@ -42,10 +41,18 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	}
 	res.Index = p.index
 	load := false
-	if p.match != nil && tx.reader && cacheScans {
-		var tree *btree.BTreeG[*centry]
-		if tree, load = tx.s.fc.lookup(t.ID, tx.p1); tree != nil {
-			examined, n, next, err := scanCached(tree, &p, q.Top, fn)
+	if p.match != nil && tx.reader && cacheScans && tx.s.fc.on() {
+		// The snapshot begins before the cache is consulted, so that what
+		// the scan reads from SQLite is of the cache's version.
+		var one int
+		if err := tx.queryRow(`SELECT 1 FROM tables WHERE id = ?`, t.ID).Scan(&one); err != nil && !errors.Is(err, errNoRows) {
+			return res, err
+		}
+		tree, large, ld := tx.s.fc.lookup(t.ID, tx.p1)
+		load = ld
+		if tree != nil && cacheable(p.match, large) {
+			tx.s.fc.hits.Add(1)
+			examined, n, next, err := tx.scanCached(tree, t, &p, q.Top, fn)
 			if err != nil {
 				return res, err
 			}
