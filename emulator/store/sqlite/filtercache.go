@@ -74,8 +74,13 @@ type filterCache struct {
 type fcTable struct {
 	lastWrite int64
 	master    *btree.BTreeG[centry] // the writer's; nil: not cached
-	pub       *btree.BTreeG[centry] // a clone of master, read by scans
-	ver       int64                 // pub holds every write up to commit ver
+	ver       int64                 // master holds every write up to commit ver
+	// pub is a clone of master as of commit pubVer, read by scans. It is
+	// made when a scan needs it (lookup), not at every commit: a clone
+	// shares master's nodes until master changes them, when they are
+	// copied, so writes with no scan in between copy nothing.
+	pub    *btree.BTreeG[centry]
+	pubVer int64
 	bytes     int64
 	// large names every property some entity of master has a value of
 	// left out of its slim form; a filter reading one of them scans
@@ -256,22 +261,32 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		if !ok {
 			return
 		}
+		if all {
+			// lastAll now stands for every table's last write.
+			clear(fc.tables)
+		}
 	}
 	var touched []*fcTable
 	var mem entryMem
 	for _, op := range ops {
-		if op.kind == opPut {
+		// Only for tables cached now: a chunk must not outgrow what
+		// entries use.
+		if st := fc.tables[op.tid]; op.kind == opPut && st != nil && st.master != nil {
 			mem.want += len(op.pk) + len(op.rk) + len(op.slim)
 		}
 	}
 	for _, op := range ops {
-		st := fc.tables[op.tid]
+		st := fc.table(op.tid)
 		switch op.kind {
 		case opCreate:
 			fc.forget(st)
 			st.master = newTree()
 		case opDrop:
+			// Its lastWrite may go too: a table that comes back under
+			// the same id starts with opCreate or is loaded after this
+			// commit.
 			fc.forget(st)
+			delete(fc.tables, op.tid)
 			continue
 		}
 		if st.master == nil {
@@ -300,7 +315,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 	now := int64(time.Since(fc.epoch))
 	for _, st := range touched {
 		if st.master != nil {
-			st.pub, st.ver = st.master.Clone(), n
+			st.ver = n
 			st.lastUse.Store(now)
 		}
 	}
@@ -365,18 +380,39 @@ func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large 
 		return nil, nil, false
 	}
 	fc.mu.RLock()
-	defer fc.mu.RUnlock()
 	st := fc.tables[tid]
-	if st == nil {
+	switch {
+	case st == nil:
+		fc.mu.RUnlock()
 		return nil, nil, true
-	}
-	if st.pub == nil {
-		return nil, nil, st.master == nil && !st.loading
+	case st.master == nil:
+		fc.mu.RUnlock()
+		return nil, nil, !st.loading
 	}
 	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
-		return nil, nil, false // written since: the writer is about to publish
+		fc.mu.RUnlock()
+		return nil, nil, false // written since: the writer is about to apply it
 	}
 	st.lastUse.Store(int64(time.Since(fc.epoch)))
+	if st.pub != nil && st.pubVer == st.ver {
+		defer fc.mu.RUnlock()
+		return st.pub, st.large, false
+	}
+	// Publish: cloning changes master, so it takes the lock the writer
+	// changes master under. Nothing can have written the table since the
+	// check above: a commit that did would have a lastWrite above p1.
+	fc.mu.RUnlock()
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if st.master == nil || fc.tables[tid] != st {
+		return nil, nil, false // dropped meanwhile
+	}
+	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
+		return nil, nil, false
+	}
+	if st.pub == nil || st.pubVer != st.ver {
+		st.pub, st.pubVer = st.master.Clone(), st.ver
+	}
 	return st.pub, st.large, false
 }
 
@@ -398,35 +434,35 @@ func (s *Store) loadTable(tid int64) {
 	fc.mu.Unlock()
 	go func() {
 		defer fc.loads.Done()
-		tree, large, bytes, p1, err := s.readTable(tid)
+		tree, large, bytes, p1, err := s.readTable(tid, st)
 		fc.mu.Lock()
 		defer fc.mu.Unlock()
 		st.loading = false
 		// Installed only if nothing wrote the table since the snapshot
 		// it was read in (the writer would have applied the change to a
 		// tree that did not exist yet), and if it fits.
-		if err != nil || max(st.lastWrite, fc.lastAll) > p1 || st.master != nil || fc.total+bytes > fc.budget {
+		if err != nil || fc.tables[tid] != st || max(st.lastWrite, fc.lastAll) > p1 || st.master != nil || fc.total+bytes > fc.budget {
 			return
 		}
-		st.master, st.pub, st.ver, st.bytes, st.large = tree, tree.Clone(), p1, bytes, large
+		st.master, st.pub, st.ver, st.bytes, st.large = tree, nil, p1, bytes, large
 		fc.total += bytes
 	}()
 }
 
 // readTable reads every entity of tid in one snapshot.
-func (s *Store) readTable(tid int64) (tree *btree.BTreeG[centry], large map[string]bool, bytes, p1 int64, err error) {
+func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], large map[string]bool, bytes, p1 int64, err error) {
 	err = s.View(context.Background(), func(tx *Tx) error {
 		p1 = tx.p1
 		// The snapshot begins at the first read; the table's last write
 		// is read after it (see the top of this file).
 		var n int
-		if err := tx.queryRow(`SELECT count(*) FROM tables WHERE id = ?`, tid).Scan(&n); err != nil {
+		if err := tx.queryRow(`SELECT count(*) FROM tables WHERE id = ? AND account <> ?`, tid, retiredAccount).Scan(&n); err != nil {
 			return err
 		}
 		s.fc.mu.RLock()
-		raced := max(s.fc.tables[tid].lastWrite, s.fc.lastAll) > p1
+		raced := s.fc.tables[tid] != st || max(st.lastWrite, s.fc.lastAll) > p1
 		s.fc.mu.RUnlock()
-		if raced {
+		if raced || n == 0 { // written since, or not a live table
 			return errLoadRaced
 		}
 		rows, err := tx.query(`SELECT pk, rk, ts, props FROM entities WHERE tid = ? ORDER BY pk, rk`, tid)
@@ -462,11 +498,11 @@ func (fc *filterCache) cachedKeys(tid int64) (string, bool) {
 	fc.mu.RLock()
 	defer fc.mu.RUnlock()
 	st := fc.tables[tid]
-	if st == nil || st.pub == nil {
+	if st == nil || st.master == nil {
 		return "", false
 	}
 	var b strings.Builder
-	st.pub.Ascend(func(e centry) bool {
+	st.master.Ascend(func(e centry) bool {
 		b.WriteString(e.pk + "|" + e.rk + ";")
 		return true
 	})
