@@ -81,7 +81,7 @@ type fcTable struct {
 	// copied, so writes with no scan in between copy nothing.
 	pub    *btree.BTreeG[centry]
 	pubVer int64
-	bytes     int64
+	bytes  int64
 	// large names every property some entity of master has a value of
 	// left out of its slim form; a filter reading one of them scans
 	// SQLite. Replaced, never changed, so that a scan may keep it.
