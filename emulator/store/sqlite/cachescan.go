@@ -190,7 +190,7 @@ func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
 			upper = append(upper, c)
 		}
 	}
-	return seek, upper
+	return keyEntry(seek.pk, seek.rk), upper
 }
 
 // keyCheck places a row against the range's bounds. Rows come in key order, so a

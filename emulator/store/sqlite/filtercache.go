@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"strings"
@@ -100,6 +101,44 @@ type centry struct {
 	pk, rk, slim string
 	ts           int64
 	big          bool
+	// k0 and k1 are the first 8 bytes of pk and rk, zero-padded, so that
+	// comparing keys (a walk from a key compares it with entries at every
+	// level of the tree) rarely reads the keys' memory.
+	k0, k1 uint64
+}
+
+// keyEntry is the entry that stands for a key in comparisons.
+func keyEntry(pk, rk string) centry {
+	return centry{pk: pk, rk: rk, k0: prefix8(pk), k1: prefix8(rk)}
+}
+
+func prefix8(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// centryLess orders entries as the primary key does: by PartitionKey,
+// then RowKey, bytewise. Prefixes that differ decide as the whole keys
+// would; equal ones decide for keys of at most 8 bytes by length (the
+// shorter is a prefix of the longer); otherwise the keys are compared.
+func centryLess(a, b centry) bool {
+	if d := cmpKey(a.pk, b.pk, a.k0, b.k0); d != 0 {
+		return d < 0
+	}
+	return cmpKey(a.rk, b.rk, a.k1, b.k1) < 0
+}
+
+func cmpKey(a, b string, pa, pb uint64) int {
+	switch {
+	case pa < pb:
+		return -1
+	case pa > pb:
+		return 1
+	case len(a) <= 8 && len(b) <= 8:
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
 }
 
 // slimMax is the largest value a slim entry keeps: a key, a name, a
@@ -112,13 +151,6 @@ const slimMax = 64
 const entryOverhead = 100
 
 func (e *centry) size() int64 { return int64(len(e.pk)+len(e.rk)+len(e.slim)) + entryOverhead }
-
-func centryLess(a, b centry) bool {
-	if a.pk != b.pk {
-		return a.pk < b.pk
-	}
-	return a.rk < b.rk
-}
 
 // btreeDegree keeps nodes small: each commit copies the nodes on the path
 // to every entity it changes (copy on write).
@@ -191,7 +223,9 @@ func (m *entryMem) entry(pk, rk string, slim []byte, ts int64, big bool) centry 
 	copy(b[copy(b, pk):], rk)
 	copy(b[len(pk)+len(rk):], slim)
 	s := unsafe.String(unsafe.SliceData(b), n)
-	return centry{pk: s[:len(pk)], rk: s[len(pk) : len(pk)+len(rk)], slim: s[len(pk)+len(rk):], ts: ts, big: big}
+	e := keyEntry(s[:len(pk)], s[len(pk):len(pk)+len(rk)])
+	e.slim, e.ts, e.big = s[len(pk)+len(rk):], ts, big
+	return e
 }
 
 // notePut, noteDelete, noteTable record a write transaction's changes.
@@ -303,7 +337,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 			st.bytes += d
 			fc.total += d
 		case opDelete:
-			if old, ok := st.master.Delete(centry{pk: op.pk, rk: op.rk}); ok {
+			if old, ok := st.master.Delete(keyEntry(op.pk, op.rk)); ok {
 				st.bytes -= old.size()
 				fc.total -= old.size()
 			}

@@ -435,3 +435,27 @@ func TestFilterCacheLargeValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCentryLess: the cache orders entries exactly as SQLite orders the
+// stored keys (bytewise), whatever their lengths and bytes, short keys
+// decided by their 8-byte prefixes included.
+func TestCentryLess(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	key := func() string {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = []byte{0, 1, 'a', 'b', 0x7f, 0xff}[r.IntN(6)]
+		}
+		return string(b)
+	}
+	for i := 0; i < 200_000; i++ {
+		apk, ark, bpk, brk := key(), key(), key(), key()
+		if r.IntN(2) == 0 {
+			bpk = apk
+		}
+		want := apk < bpk || apk == bpk && ark < brk
+		if got := centryLess(keyEntry(apk, ark), keyEntry(bpk, brk)); got != want {
+			t.Fatalf("(%q,%q) < (%q,%q): %v, want %v", apk, ark, bpk, brk, got, want)
+		}
+	}
+}
