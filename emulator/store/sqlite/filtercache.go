@@ -146,9 +146,10 @@ func cmpKey(a, b string, pa, pb uint64) int {
 const slimMax = 64
 
 // entryOverhead approximates what a cached entity costs beyond its bytes:
-// its slot in a node, which are half full or more, and the rounding of
-// its allocation.
-const entryOverhead = 100
+// its slot in a node (80 bytes, in nodes half full after splits) and the
+// tree's inner nodes. Measured: 100,000 entities of tablebench's shape
+// (keys 12 bytes, slim 63) held 26.3 MiB of live heap, 276 bytes each.
+const entryOverhead = 200
 
 func (e *centry) size() int64 { return int64(len(e.pk)+len(e.rk)+len(e.slim)) + entryOverhead }
 
