@@ -5,7 +5,6 @@
 package emulator
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
@@ -154,20 +153,47 @@ type call struct {
 	status  int
 	errCode tableemu.Code
 	note    string // added to the access log line (insights, faults)
+
+	// Storage reused with the call (callPool): the response writer and
+	// the router's match.
+	sw    statusWriter
+	match mux.RouteMatch
+	vars  map[string]string // match.Vars, empty: no route has variables
 }
 
-type callKey struct{}
+// callPool keeps calls between requests: a call and what it holds were a
+// tenth of a point read's allocation. A call goes back only once its
+// request is answered (release), so nothing of net/http still reads it.
+var callPool = sync.Pool{New: func() any { return &call{vars: map[string]string{}} }}
 
-func callOf(r *http.Request) *call { return r.Context().Value(callKey{}).(*call) }
+// newCall takes a call from the pool, cleared but for its reusable parts.
+func newCall(s *Server, w http.ResponseWriter, r *http.Request) *call {
+	c := callPool.Get().(*call)
+	vars := c.vars
+	*c = call{s: s, r: r, reqID: newRequestID(), verb: r.Method, vars: vars}
+	c.sw.ResponseWriter = w
+	c.w = &c.sw
+	return c
+}
+
+// release returns c to the pool once its response has been written (a
+// response not yet begun would still read c's header values, after the
+// handler returned). The caller must not use c afterwards.
+func (c *call) release() {
+	if !c.sw.wrote {
+		return
+	}
+	c.r, c.sw.ResponseWriter, c.q, c.acct, c.grant = nil, nil, nil, nil, nil
+	callPool.Put(c)
+}
 
 // ServeHTTP runs the middleware (outermost first: recover, common headers,
 // access log, body limit, resource and method resolution) and then the
 // route table.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
-	c := &call{s: s, r: r, reqID: newRequestID(), verb: r.Method}
-	sw := &statusWriter{ResponseWriter: w}
-	c.w = sw
+	c := newCall(s, w, r)
+	sw := &c.sw
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -177,8 +203,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !sw.wrote {
 				c.writeError(tableemu.New(tableemu.InternalError))
 			}
+			s.accessLog(c, sw, start)
+			return // not released: a panicking handler may have kept c
 		}
 		s.accessLog(c, sw, start)
+		c.release()
 	}()
 
 	// Headers by their canonical names straight in the map (net/http
@@ -218,18 +247,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
-	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
-	c.r = r
-	// The router's ServeHTTP would copy the request twice more, to put the
-	// route and its variables in the context, which no handler reads;
-	// Match finds the same handler (the NotFound and MethodNotAllowed ones
-	// included) without copying.
-	var m mux.RouteMatch
-	if !s.router.Match(r, &m) || m.Handler == nil {
-		s.router.NotFoundHandler.ServeHTTP(sw, r)
-		return
-	}
-	m.Handler.ServeHTTP(sw, r)
+	s.route(c)
 }
 
 // query returns the request's query parameters, parsed on first use:
@@ -458,8 +476,14 @@ func ifMatchPresent(r *http.Request, _ *mux.RouteMatch) bool {
 
 func noIfMatch(r *http.Request, m *mux.RouteMatch) bool { return !ifMatchPresent(r, m) }
 
+// kind matches the requests for a resource of kind k. The resource was
+// parsed before routing; the matcher finds it in the call that route put
+// in the match (routes.go).
 func kind(k resKind) mux.MatcherFunc {
-	return func(r *http.Request, _ *mux.RouteMatch) bool { return callOf(r).res.kind == k }
+	return func(_ *http.Request, m *mux.RouteMatch) bool {
+		c, ok := m.Handler.(*routing)
+		return ok && c.res.kind == k
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
