@@ -156,21 +156,26 @@ type call struct {
 
 	// Storage reused with the call (callPool): the response writer and
 	// the router's match.
-	sw    statusWriter
-	match mux.RouteMatch
-	vars  map[string]string // match.Vars, empty: no route has variables
+	sw      statusWriter
+	match   mux.RouteMatch
+	vars    map[string]string // match.Vars, empty: no route has variables
+	noQuery url.Values        // query() of a request without one
+	body    limitedBody       // the request body within maxBody
+	authReq auth.Request      // authRequest
+	paths   [4]string         // authReq.CanonicalPaths
+	scratch []byte            // authReq.Scratch
 }
 
 // callPool keeps calls between requests: a call and what it holds were a
 // tenth of a point read's allocation. A call goes back only once its
 // request is answered (release), so nothing of net/http still reads it.
-var callPool = sync.Pool{New: func() any { return &call{vars: map[string]string{}} }}
+var callPool = sync.Pool{New: func() any { return &call{vars: map[string]string{}, scratch: make([]byte, 0, 512)} }}
 
 // newCall takes a call from the pool, cleared but for its reusable parts.
 func newCall(s *Server, w http.ResponseWriter, r *http.Request) *call {
 	c := callPool.Get().(*call)
-	vars := c.vars
-	*c = call{s: s, r: r, reqID: newRequestID(), verb: r.Method, vars: vars}
+	vars, noQuery, scratch := c.vars, c.noQuery, c.scratch
+	*c = call{s: s, r: r, reqID: newRequestID(), verb: r.Method, vars: vars, noQuery: noQuery, scratch: scratch}
 	c.sw.ResponseWriter = w
 	c.w = &c.sw
 	return c
@@ -183,7 +188,7 @@ func (c *call) release() {
 	if !c.sw.wrote {
 		return
 	}
-	c.r, c.sw.ResponseWriter, c.q, c.acct, c.grant = nil, nil, nil, nil, nil
+	*c = call{vars: c.vars, noQuery: c.noQuery, scratch: c.scratch} // drop what the request referenced
 	callPool.Put(c)
 }
 
@@ -220,15 +225,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// hundred bytes. net/http writes Date by itself (from a buffer, not the
 	// map), and Content-Length for a body it holds whole (writeJSON).
 	h := w.Header()
+	// The echoed headers share the request's value, the first as sent
+	// (capacity one: an append would copy, not write into the request).
 	h["X-Ms-Request-Id"] = []string{c.reqID}
 	h["Server"] = serverHeader
-	if v := header(r.Header, "X-Ms-Version"); v != "" {
-		h["X-Ms-Version"] = []string{v}
+	if v := r.Header["X-Ms-Version"]; len(v) > 0 && v[0] != "" {
+		h["X-Ms-Version"] = v[:1:1]
 	} else {
 		h["X-Ms-Version"] = defaultVersionHeader
 	}
-	if id := header(r.Header, "X-Ms-Client-Request-Id"); id != "" {
-		h["X-Ms-Client-Request-Id"] = []string{id}
+	if id := r.Header["X-Ms-Client-Request-Id"]; len(id) > 0 && id[0] != "" {
+		h["X-Ms-Client-Request-Id"] = id[:1:1]
 	}
 	if r.URL.Path == "/_tableemu/insights" {
 		s.serveInsights(c)
@@ -254,7 +261,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authentication, content negotiation and the operation each read them.
 func (c *call) query() url.Values {
 	if c.q == nil {
-		c.q = c.r.URL.Query()
+		if c.r.URL.RawQuery != "" {
+			c.q = c.r.URL.Query()
+		} else {
+			// Most requests have no query: the call's own empty map,
+			// emptied again should anything have written to it.
+			if c.noQuery == nil {
+				c.noQuery = url.Values{}
+			}
+			clear(c.noQuery)
+			c.q = c.noQuery
+		}
 	}
 	return c.q
 }
@@ -320,7 +337,8 @@ func (s *Server) checkRequest(c *call) error {
 	if r.ContentLength > maxBody {
 		return tableemu.New(tableemu.RequestBodyTooLarge)
 	}
-	r.Body = http.MaxBytesReader(c.w, r.Body, maxBody)
+	c.body = limitedBody{r: r.Body, n: maxBody}
+	r.Body = &c.body
 	if err := resolveMethod(r); err != nil {
 		return err
 	}
@@ -331,6 +349,44 @@ func (s *Server) checkRequest(c *call) error {
 	}
 	return nil
 }
+
+// limitedBody is http.MaxBytesReader without its allocation (it lives in
+// the call): past n bytes a read fails with *http.MaxBytesError, which
+// readBody answers with 413. MaxBytesReader would also tell the server to
+// close the connection, but only through net/http's own ResponseWriter,
+// which the handlers never had (statusWriter wraps it), so neither does
+// this.
+type limitedBody struct {
+	r   io.ReadCloser
+	n   int64 // bytes still allowed
+	err error // sticky
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	// Read one byte past the limit, to tell a body of exactly n bytes
+	// from a longer one.
+	if int64(len(p))-1 > l.n {
+		p = p[:l.n+1]
+	}
+	n, err := l.r.Read(p)
+	if int64(n) <= l.n {
+		l.n -= int64(n)
+		l.err = err
+		return n, err
+	}
+	n = int(l.n)
+	l.n = 0
+	l.err = &http.MaxBytesError{Limit: maxBody}
+	return n, l.err
+}
+
+func (l *limitedBody) Close() error { return l.r.Close() }
 
 // checkVersion accepts every x-ms-version real SDKs send: any well-formed
 // date from 2013-08-15 on (the legacy SDKs send 2018-03-28, current ones
