@@ -234,10 +234,14 @@ func signs[T string | []byte](keys [][]byte, stringsToSign []T, mac []byte) bool
 
 // signsAll is signs for the strings to sign that buf holds one after
 // another, the i-th ending at ends[i] (VerifySharedKey builds them so, with
-// no slice per string to allocate).
+// no slice per string to allocate). The sums go to buf's spare capacity
+// when it has room for one, else to a buffer of their own.
 func signsAll(keys [][]byte, buf []byte, ends []int, mac []byte) bool {
 	ok := false
-	var sum [sha256.Size]byte
+	sum := buf[len(buf):]
+	if cap(sum) < sha256.Size {
+		sum = make([]byte, 0, sha256.Size)
+	}
 	for _, key := range keys {
 		pool := macPool(key)
 		h := pool.Get().(hash.Hash)

@@ -39,7 +39,7 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	var macBuf [sha256.Size]byte
+	var macBuf [sha256.Size + 16]byte // base64's DecodedLen of a MAC is 33
 	mac, ok := decodeSignatureInto(macBuf[:0], sig)
 	if !ok {
 		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Signature is not a valid base64 string.")
@@ -79,8 +79,8 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 		}
 	}
 	buf := req.Scratch[:0]
-	if cap(buf) < size {
-		buf = make([]byte, 0, size)
+	if cap(buf) < size+sha256.Size { // and room for signsAll's sums
+		buf = make([]byte, 0, size+sha256.Size)
 	}
 	var endsArr [8]int
 	ends := endsArr[:0]

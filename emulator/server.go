@@ -29,6 +29,7 @@ import (
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Server is the Table service as an http.Handler. Create it with New and
@@ -45,7 +46,8 @@ type Server struct {
 	flt      *faults     // nil unless --faults
 	tls      *tls.Config // nil unless --cert (run.go)
 
-	explorer http.Handler // the data explorer at /_tableemu/ (explorer.go)
+	explorer http.Handler            // the data explorer at /_tableemu/ (explorer.go)
+	lastBase atomic.Pointer[baseURL] // call.baseURL's last answer
 
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
@@ -164,31 +166,51 @@ type call struct {
 	authReq auth.Request      // authRequest
 	paths   [4]string         // authReq.CanonicalPaths
 	scratch []byte            // authReq.Scratch
+	// Response header values (safe to reuse: see release).
+	idHdr, etagHdr [1]string
+
+	// A point read's closure and what it reads (getEntity), made once
+	// per call: a closure made per request is an allocation, and so are
+	// the variables it captures.
+	pointRead func(*store.Tx) error
+	point     struct {
+		hidden bool
+		t      store.Table
+		e      *edm.Entity
+	}
 }
 
 // callPool keeps calls between requests: a call and what it holds were a
 // tenth of a point read's allocation. A call goes back only once its
 // request is answered (release), so nothing of net/http still reads it.
-var callPool = sync.Pool{New: func() any { return &call{vars: map[string]string{}, scratch: make([]byte, 0, 512)} }}
+var callPool = sync.Pool{New: func() any {
+	c := &call{vars: map[string]string{}, scratch: make([]byte, 0, 512)}
+	c.pointRead = c.readPoint
+	return c
+}}
 
 // newCall takes a call from the pool, cleared but for its reusable parts.
 func newCall(s *Server, w http.ResponseWriter, r *http.Request) *call {
 	c := callPool.Get().(*call)
-	vars, noQuery, scratch := c.vars, c.noQuery, c.scratch
-	*c = call{s: s, r: r, reqID: newRequestID(), verb: r.Method, vars: vars, noQuery: noQuery, scratch: scratch}
+	*c = call{s: s, r: r, reqID: newRequestID(), verb: r.Method,
+		vars: c.vars, noQuery: c.noQuery, scratch: c.scratch, pointRead: c.pointRead}
 	c.sw.ResponseWriter = w
 	c.w = &c.sw
 	return c
 }
 
-// release returns c to the pool once its response has been written (a
-// response not yet begun would still read c's header values, after the
-// handler returned). The caller must not use c afterwards.
+// release returns c to the pool once its response has been written, and
+// with it its header values: net/http copies the header map when the
+// handler writes the status (Header.Clone at WriteHeader) and sends the
+// copy, so it no longer reads c's arrays, where a response not yet begun
+// would read them after the handler returned. The caller must not use c
+// afterwards.
 func (c *call) release() {
 	if !c.sw.wrote {
 		return
 	}
-	*c = call{vars: c.vars, noQuery: c.noQuery, scratch: c.scratch} // drop what the request referenced
+	// Drop what the request referenced.
+	*c = call{vars: c.vars, noQuery: c.noQuery, scratch: c.scratch, pointRead: c.pointRead}
 	callPool.Put(c)
 }
 
@@ -227,7 +249,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// The echoed headers share the request's value, the first as sent
 	// (capacity one: an append would copy, not write into the request).
-	h["X-Ms-Request-Id"] = []string{c.reqID}
+	c.idHdr[0] = c.reqID
+	h["X-Ms-Request-Id"] = c.idHdr[:]
 	h["Server"] = serverHeader
 	if v := r.Header["X-Ms-Version"]; len(v) > 0 && v[0] != "" {
 		h["X-Ms-Version"] = v[:1:1]
