@@ -150,7 +150,12 @@ func (c *call) writeNoContent(status int) {
 	h := c.w.Header()
 	h["Cache-Control"] = noCacheHeader
 	h["X-Content-Type-Options"] = nosniffHeader
-	h["Content-Length"] = zeroLengthHeader
+	if status != http.StatusNoContent {
+		// net/http removes Content-Length from a 204 itself (RFC 9110
+		// 8.6), so only other statuses get it, and the header map of a
+		// 204 stays one entry smaller (see ServeHTTP).
+		h["Content-Length"] = zeroLengthHeader
+	}
 	c.w.WriteHeader(status)
 }
 
@@ -174,20 +179,34 @@ var (
 	noCacheHeader         = []string{"no-cache"}
 	nosniffHeader         = []string{"nosniff"}
 	zeroLengthHeader      = []string{"0"}
+
+	returnNoContentHeader = []string{"return-no-content"}
+	returnContentHeader   = []string{"return-content"}
 )
 
 // prefer reads the Prefer header: "return-content", "return-no-content" or
 // "" (absent or anything else, which the service ignores).
 func prefer(h http.Header) string {
-	for _, v := range h.Values("Prefer") {
-		for _, item := range strings.Split(v, ",") {
-			switch strings.ToLower(strings.TrimSpace(item)) {
-			case "return-no-content":
+	for _, v := range h["Prefer"] {
+		for rest, more := v, true; more; {
+			var item string
+			item, rest, more = strings.Cut(rest, ",")
+			switch item = strings.TrimSpace(item); {
+			case equalFoldAny(item, "return-no-content"):
 				return "return-no-content"
-			case "return-content":
+			case equalFoldAny(item, "return-content"):
 				return "return-content"
 			}
 		}
 	}
 	return ""
+}
+
+// preferenceApplied is the Preference-Applied header value for pref,
+// shared.
+func preferenceApplied(pref string) []string {
+	if pref == "return-no-content" {
+		return returnNoContentHeader
+	}
+	return returnContentHeader
 }

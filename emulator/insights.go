@@ -188,11 +188,14 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 		if e == nil {
 			continue
 		}
+		// Keys kept here are copies: an entity's strings may be its
+		// request body's memory (decodeEntityBody), which they would keep.
 		tl.write(now, e.PartitionKey)
 		p := t.partitions[e.PartitionKey]
 		if p == nil {
-			p = &partitionStats{PartitionKey: e.PartitionKey}
-			t.partitions[e.PartitionKey] = p
+			pk := strings.Clone(e.PartitionKey)
+			p = &partitionStats{PartitionKey: pk}
+			t.partitions[pk] = p
 		}
 		p.Writes++
 		if p.second != now {
@@ -208,7 +211,7 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 				p.Descending++
 			}
 		}
-		p.lastRK = e.RowKey
+		p.lastRK = strings.Clone(e.RowKey)
 		t.noteLimits(e)
 	}
 }
@@ -234,7 +237,7 @@ func (t *tableInsight) noteLimits(e *edm.Entity) {
 	if len(t.NearLimits) == maxLimitNotes {
 		t.NearLimits = t.NearLimits[1:]
 	}
-	t.NearLimits = append(t.NearLimits, limitNote{e.PartitionKey, e.RowKey, size, n, strings.Join(why, ", ")})
+	t.NearLimits = append(t.NearLimits, limitNote{strings.Clone(e.PartitionKey), strings.Clone(e.RowKey), size, n, strings.Join(why, ", ")})
 }
 
 // crossPartitionBatch records a batch refused for spanning partitions.
@@ -244,7 +247,12 @@ func (in *insights) crossPartitionBatch(account, table string, pks []string) {
 	t := in.table(account, table)
 	t.CrossPartitionBatches++
 	if t.CrossPartitionExample == nil {
-		t.CrossPartitionExample = pks
+		// Copies: the keys may be the request body's memory (insights.writes).
+		ex := make([]string, len(pks))
+		for i, pk := range pks {
+			ex[i] = strings.Clone(pk)
+		}
+		t.CrossPartitionExample = ex
 	}
 }
 

@@ -167,7 +167,7 @@ type call struct {
 	paths   [4]string         // authReq.CanonicalPaths
 	scratch []byte            // authReq.Scratch
 	// Response header values (safe to reuse: see release).
-	idHdr, etagHdr [1]string
+	idHdr, etagHdr, locHdr [1]string
 
 	// A point read's closure and what it reads (getEntity), made once
 	// per call: a closure made per request is an allocation, and so are

@@ -61,7 +61,20 @@ const (
 // counts, key characters) are ValidateEntity's, because merge results are
 // validated after merging.
 func DecodeEntity(body []byte) (*Decoded, error) {
-	members, err := scan(body)
+	return decodeEntity(body, false)
+}
+
+// DecodeEntityShared is DecodeEntity for a body the caller will never
+// change again: the result's strings are body's own bytes where they
+// need no unescaping (most of them), not copies, so an entity costs no
+// allocation per property name and value. Whatever keeps one of those
+// strings keeps all of body in memory.
+func DecodeEntityShared(body []byte) (*Decoded, error) {
+	return decodeEntity(body, true)
+}
+
+func decodeEntity(body []byte, shared bool) (*Decoded, error) {
+	members, err := scan(body, shared)
 	if err != nil {
 		return nil, err
 	}
