@@ -75,7 +75,8 @@ func (s *scanner) text(start, end int) string {
 // scan reads one flat JSON object. It never recurses: an array or object
 // value is refused where it starts, so "[[[[..." of any depth fails at its
 // first byte (docs/protocol.md 4.2: property values are primitives only).
-func scan(body []byte, shared bool) ([]member, error) {
+// Members are appended to members, which the caller may reuse.
+func scan(members []member, body []byte, shared bool) ([]member, error) {
 	s := scanner{b: body, shared: shared}
 	// A UTF-8 byte order mark is tolerated: some Windows clients write one.
 	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF {
@@ -92,7 +93,6 @@ func scan(body []byte, shared bool) ([]member, error) {
 		return nil, s.syntax("expected '{' at the start of the entity")
 	}
 	s.i++
-	members := make([]member, 0, 8)
 	s.skipSpace()
 	if s.peek('}') {
 		s.i++
