@@ -154,7 +154,8 @@ type call struct {
 
 	status  int
 	errCode tableemu.Code
-	note    string // added to the access log line (insights, faults)
+	note    string    // added to the access log line (insights, faults)
+	queried queryNote // insights of a query, for the note when logged
 
 	// Storage reused with the call (callPool): the response writer and
 	// the router's match.
@@ -496,7 +497,7 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 	}
 	line := fmt.Sprintf("%s %s %s %d %s %s %s%s\n",
 		start.UTC().Format(LogTime), c.r.Method, c.r.RequestURI,
-		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.note))
+		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.logNote()))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	io.WriteString(s.access, line)
@@ -504,6 +505,14 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 		fmt.Fprintf(s.debug, "%s request-id=%s headers=%v", line[:len(line)-1], c.reqID, redactHeaders(c.r.Header))
 		io.WriteString(s.debug, "\n")
 	}
+}
+
+// logNote is the note of c's access log line.
+func (c *call) logNote() string {
+	if c.queried.set {
+		return c.queried.String()
+	}
+	return c.note
 }
 
 func (s *Server) logf(format string, args ...any) {
