@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,6 +23,26 @@ import (
 // are what net/http and SQLite alone cost per request.
 //
 //	go test ./cmd/tablebare -run '^$' -bench 'Wire' -benchmem
+
+// processCPU is the CPU time (user and system) the process has used so
+// far: a wire benchmark reports it per request as cpu-ns/op, server and
+// the (small) client together, GC included.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs op b.N times and reports the process CPU per op.
+func measure(b *testing.B, op func(i int)) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		op(i)
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+}
 
 // rawClient is an HTTP/1.1 client for benchmarks: requests are bytes the
 // caller prepared, responses are read into one reused buffer.
@@ -279,25 +300,21 @@ func (wb *wireBench) mergeRequests() [][]byte {
 func BenchmarkWirePoint(b *testing.B) {
 	wb := newWireBench(b)
 	reqs := wb.pointRequests()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	measure(b, func(i int) {
 		if st, body := wb.rc.do(b, reqs[i%len(reqs)]); st != 200 {
 			b.Fatalf("status %d: %s", st, body)
 		}
-	}
+	})
 }
 
 func BenchmarkWireMerge(b *testing.B) {
 	wb := newWireBench(b)
 	reqs := wb.mergeRequests()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	measure(b, func(i int) {
 		if st, body := wb.rc.do(b, reqs[i%len(reqs)]); st != 204 {
 			b.Fatalf("status %d: %s", st, body)
 		}
-	}
+	})
 }
 
 func BenchmarkWireInsert(b *testing.B) {
@@ -305,15 +322,13 @@ func BenchmarkWireInsert(b *testing.B) {
 	auth := wireAuth(wb.date, "/tbw")
 	hdr := []string{"Prefer", "return-no-content"}
 	var body, req []byte
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	measure(b, func(i int) {
 		body = wireEntity(body[:0], "q", 10_000_000+i)
 		req = wireRequest(req[:0], wb.host, "POST", "/tbw", wb.date, auth, hdr, body)
 		if st, rb := wb.rc.do(b, req); st != 204 {
 			b.Fatalf("status %d: %s", st, rb)
 		}
-	}
+	})
 }
 
 // BenchmarkWireBatch: one op is a $batch of 100 inserts.
@@ -322,9 +337,7 @@ func BenchmarkWireBatch(b *testing.B) {
 	auth := wireAuth(wb.date, "/$batch")
 	hdr := []string{"Content-Type", "multipart/mixed; boundary=batch_tb"}
 	var pk, body, req []byte
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	measure(b, func(i int) {
 		pk = append(pk[:0], 'b')
 		pk = strconv.AppendInt(pk, int64(i), 10)
 		body = wireBatchBody(body[:0], wb.host, pk, 0, 100)
@@ -332,5 +345,5 @@ func BenchmarkWireBatch(b *testing.B) {
 		if st, rb := wb.rc.do(b, req); st != 202 || bytes.Contains(rb, []byte("odata.error")) {
 			b.Fatalf("status %d: %.300s", st, rb)
 		}
-	}
+	})
 }
