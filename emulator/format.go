@@ -150,10 +150,11 @@ func (c *call) writeNoContent(status int) {
 	h := c.w.Header()
 	h["Cache-Control"] = noCacheHeader
 	h["X-Content-Type-Options"] = nosniffHeader
-	if status != http.StatusNoContent {
-		// net/http removes Content-Length from a 204 itself (RFC 9110
-		// 8.6), so only other statuses get it, and the header map of a
-		// 204 stays one entry smaller (see ServeHTTP).
+	if status != http.StatusNoContent || c.r.ProtoMajor >= 2 {
+		// net/http's HTTP/1 server removes Content-Length from a 204
+		// itself (suppressedHeaders; RFC 9110 8.6), so there it is not
+		// set and the header map of a 204 stays one entry smaller (see
+		// ServeHTTP). Its HTTP/2 server sends it: it stays, as before.
 		h["Content-Length"] = zeroLengthHeader
 	}
 	c.w.WriteHeader(status)
