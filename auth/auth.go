@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tableemu/tableemu"
 )
@@ -66,6 +67,10 @@ type Request struct {
 	RemoteIP netip.Addr
 	// Now is the server clock; zero means time.Now().
 	Now time.Time
+	// Scratch, if not nil, is a buffer the verification may use for the
+	// strings to sign instead of allocating one: a caller that reuses its
+	// Request keeps it (it holds nothing once the call returns).
+	Scratch []byte
 }
 
 func (r *Request) now() time.Time {
@@ -135,30 +140,63 @@ func Authenticate(req *Request, acct *Account, opts VerifyOptions) (*Grant, erro
 //
 // An empty path becomes "/".
 func CanonicalPaths(account, escapedPath string) []string {
+	return AppendCanonicalPaths(nil, account, escapedPath)
+}
+
+// AppendCanonicalPaths appends CanonicalPaths(account, escapedPath) to
+// dst. The candidates share one string: with dst's room, a request whose
+// path has no percent-escape costs one allocation, one with escapes two.
+func AppendCanonicalPaths(dst []string, account, escapedPath string) []string {
 	if escapedPath == "" {
 		escapedPath = "/"
 	}
-	paths := []string{escapedPath}
-	if dec, err := url.PathUnescape(escapedPath); err == nil {
+	// The paths below the "/" + account every candidate starts with.
+	var arr [8]string
+	paths := append(arr[:0], escapedPath)
+	if dec, err := url.PathUnescape(escapedPath); err == nil && dec != escapedPath {
 		paths = append(paths, dec)
 	}
-	secondary := "/" + account + "-secondary"
 	for _, p := range paths[:len(paths):len(paths)] {
-		if rest, ok := strings.CutPrefix(p, secondary); ok && (rest == "" || rest[0] == '/') {
+		if rest, ok := cutSecondary(p, account); ok && (rest == "" || rest[0] == '/') {
 			paths = append(paths, "/"+account+rest)
-			if strings.HasPrefix(rest, "/"+account+"/") {
+			if len(rest) > len(account)+1 && rest[0] == '/' && strings.HasPrefix(rest[1:], account) && rest[1+len(account)] == '/' {
 				paths = append(paths, rest)
 			}
 		}
 	}
-	out := make([]string, 0, len(paths))
+	size := 0
 	for _, p := range paths {
-		c := "/" + account + p
-		if !contains(out, c) {
-			out = append(out, c)
-		}
+		size += 1 + len(account) + len(p)
 	}
-	return out
+	var b strings.Builder
+	b.Grow(size)
+	var ends [len(arr)]int
+	kept := ends[:0]
+	for i, p := range paths {
+		if contains(paths[:i], p) {
+			continue
+		}
+		b.WriteByte('/')
+		b.WriteString(account)
+		b.WriteString(p)
+		kept = append(kept, b.Len())
+	}
+	all, start := b.String(), 0
+	for _, end := range kept {
+		dst = append(dst, all[start:end])
+		start = end
+	}
+	return dst
+}
+
+// cutSecondary is strings.CutPrefix(p, "/"+account+"-secondary") without
+// building the prefix.
+func cutSecondary(p, account string) (string, bool) {
+	const suffix = "-secondary"
+	if len(p) < 1+len(account)+len(suffix) || p[0] != '/' || p[1:1+len(account)] != account || p[1+len(account):1+len(account)+len(suffix)] != suffix {
+		return p, false
+	}
+	return p[1+len(account)+len(suffix):], true
 }
 
 func contains(list []string, s string) bool {
@@ -185,6 +223,34 @@ func signs[T string | []byte](keys [][]byte, stringsToSign []T, mac []byte) bool
 			h.Write([]byte(s))
 			// Keep looping after a match so the time taken does not say which
 			// key or candidate matched.
+			if hmac.Equal(h.Sum(sum[:0]), mac) {
+				ok = true
+			}
+		}
+		pool.Put(h)
+	}
+	return ok
+}
+
+// signsAll is signs for the strings to sign that buf holds one after
+// another, the i-th ending at ends[i] (VerifySharedKey builds them so, with
+// no slice per string to allocate). The sums go to buf's spare capacity
+// when it has room for one, else to a buffer of their own.
+func signsAll(keys [][]byte, buf []byte, ends []int, mac []byte) bool {
+	ok := false
+	sum := buf[len(buf):]
+	if cap(sum) < sha256.Size {
+		sum = make([]byte, 0, sha256.Size)
+	}
+	for _, key := range keys {
+		pool := macPool(key)
+		h := pool.Get().(hash.Hash)
+		start := 0
+		for _, end := range ends {
+			h.Reset()
+			h.Write(buf[start:end])
+			start = end
+			// As signs: keep looping after a match.
 			if hmac.Equal(h.Sum(sum[:0]), mac) {
 				ok = true
 			}
@@ -228,7 +294,19 @@ func macPool(key []byte) *sync.Pool {
 // decodeSignature decodes a base64 signature. A '+' that arrived unescaped
 // in a query string has been decoded to a space by then; put it back.
 func decodeSignature(sig string) ([]byte, bool) {
-	b, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(sig, " ", "+"))
+	return decodeSignatureInto(nil, sig)
+}
+
+// decodeSignatureInto is decodeSignature appending to dst: a caller with
+// room for a SHA-256 MAC on its stack allocates nothing for a signature
+// of that size.
+func decodeSignatureInto(dst []byte, sig string) ([]byte, bool) {
+	sig = strings.ReplaceAll(sig, " ", "+")
+	if n := base64.StdEncoding.DecodedLen(len(sig)); cap(dst) < n {
+		dst = make([]byte, 0, n)
+	}
+	// AppendDecode reads the text as bytes; the string is not written.
+	b, err := base64.StdEncoding.AppendDecode(dst[:0], unsafe.Slice(unsafe.StringData(sig), len(sig)))
 	return b, err == nil
 }
 

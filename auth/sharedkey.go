@@ -1,8 +1,11 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/tableemu/tableemu"
 )
@@ -38,14 +41,20 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	mac, ok := decodeSignature(sig)
+	var macBuf [sha256.Size + 16]byte // base64's DecodedLen of a MAC is 33
+	mac, ok := decodeSignatureInto(macBuf[:0], sig)
 	if !ok {
 		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Signature is not a valid base64 string.")
 	}
 
-	dates, err := requestDates(req)
+	date, otherDate, err := requestDates(req)
 	if err != nil {
 		return nil, err
+	}
+	dates := [2]string{date, otherDate}
+	nDates := 1
+	if otherDate != "" {
+		nDates = 2
 	}
 	// Clients sign the primary account name even on the -secondary endpoint
 	// (docs/protocol.md 13); accept the secondary name in the header too.
@@ -62,19 +71,23 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 	if v, ok := req.Query["comp"]; ok && len(v) > 0 {
 		comp = "?comp=" + v[0]
 	}
-	// The strings to sign, built in one buffer sized for all of them (one
-	// allocation), a slice of it per candidate.
+	// The strings to sign, built one after another in one buffer (the
+	// caller's Scratch when it is large enough: no allocation), and where
+	// each ends.
 	size := 0
-	for range dates {
+	for _, date := range dates[:nDates] {
 		for _, p := range req.CanonicalPaths {
-			size += len(req.Method) + len(first(req.Header["Content-Md5"])) + len(first(req.Header["Content-Type"])) + 40 + len(p) + len(comp) + 5
+			size += len(req.Method) + len(first(req.Header["Content-Md5"])) + len(first(req.Header["Content-Type"])) + len(date) + len(p) + len(comp) + 5
 		}
 	}
-	buf := make([]byte, 0, size)
-	candidates := make([][]byte, 0, len(dates)*len(req.CanonicalPaths))
-	for _, date := range dates {
+	buf := req.Scratch[:0]
+	if cap(buf) < size+sha256.Size { // and room for signsAll's sums
+		buf = make([]byte, 0, size+sha256.Size)
+	}
+	var endsArr [8]int
+	ends := endsArr[:0]
+	for _, date := range dates[:nDates] {
 		for _, p := range req.CanonicalPaths {
-			start := len(buf)
 			if lite {
 				// 9.4: Date \n CanonicalizedResource.
 				buf = append(buf, date...)
@@ -86,15 +99,13 @@ func VerifySharedKey(req *Request, acct *Account) (*Grant, error) {
 				buf = append(append(buf, '\n'), date...)
 			}
 			buf = append(append(append(buf, '\n'), p...), comp...)
-			// (Were the size short, an append would move the buffer; the
-			// earlier candidates would keep the old one, still intact.)
-			candidates = append(candidates, buf[start:len(buf):len(buf)])
+			ends = append(ends, len(buf))
 		}
 	}
-	if !signs(acct.Keys, candidates, mac) {
+	if !signsAll(acct.Keys, buf, ends, mac) {
 		// The wording the live service puts in AuthenticationErrorDetail for
 		// a Shared Key mismatch.
-		first := string(candidates[0])
+		first := string(buf[:ends[0]])
 		return nil, signatureMismatch(first, "The MAC signature found in the HTTP request '%s' is not the same as any computed signature. Server used following string to sign: '%s'.", sig, first)
 	}
 	return sharedKeyGrant, nil
@@ -133,13 +144,20 @@ func parseSharedKey(h http.Header) (lite bool, claimed, sig string, err error) {
 
 	// "account:signature"; empty pieces are dropped as the service does
 	// (String.Split with RemoveEmptyEntries), so "a::sig" still parses.
-	var parts []string
-	for _, p := range strings.Split(strings.TrimSpace(params), ":") {
+	// Counted in place: no slice of the pieces to allocate.
+	var parts [2]string
+	n := 0
+	for rest, more := strings.TrimSpace(params), true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ":")
 		if p != "" {
-			parts = append(parts, p)
+			if n < len(parts) {
+				parts[n] = p
+			}
+			n++
 		}
 	}
-	if len(parts) != 2 {
+	if n != 2 {
 		return false, "", "", tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authorization value '%s' is invalid.", header)
 	}
 	return lite, parts[0], parts[1], nil
@@ -147,12 +165,11 @@ func parseSharedKey(h http.Header) (lite bool, claimed, sig string, err error) {
 
 // requestDates returns the date values to try in the string-to-sign:
 // x-ms-date if present, else Date (docs/protocol.md 9.3), then the other one when
-// both are present, for robustness. The first one must be a valid HTTP date
+// both are present and differ, for robustness ("" otherwise). The first one must be a valid HTTP date
 // within MaxClockSkew of the server clock (docs/protocol.md 0.1).
-func requestDates(req *Request) ([]string, error) {
+func requestDates(req *Request) (primary, other string, err error) {
 	xms := req.Header["X-Ms-Date"]
 	date := req.Header["Date"]
-	var primary, other string
 	switch {
 	case len(xms) > 0:
 		primary = xms[0]
@@ -163,24 +180,23 @@ func requestDates(req *Request) ([]string, error) {
 		primary = date[0]
 	}
 	if strings.TrimSpace(primary) == "" {
-		return nil, authFailed("Request date header not specified.")
+		return "", "", authFailed("Request date header not specified.")
 	}
-	t, err := http.ParseTime(primary)
+	t, err := parseDate(primary)
 	if err != nil {
-		return nil, authFailed("The Date header in the request is incorrect.")
+		return "", "", authFailed("The Date header in the request is incorrect.")
 	}
 	now := req.now()
 	switch {
 	case t.Before(now.Add(-MaxClockSkew)):
-		return nil, authFailed("Request date header too old: '%s'.", rfc1123(t))
+		return "", "", authFailed("Request date header too old: '%s'.", rfc1123(t))
 	case t.After(now.Add(MaxClockSkew)):
-		return nil, authFailed("Request date header too far in the future: '%s'; the server time is '%s'.", rfc1123(t), rfc1123(now))
+		return "", "", authFailed("Request date header too far in the future: '%s'; the server time is '%s'.", rfc1123(t), rfc1123(now))
 	}
-	dates := []string{primary}
-	if other != "" && other != primary {
-		dates = append(dates, other)
+	if other == primary {
+		other = ""
 	}
-	return dates, nil
+	return primary, other, nil
 }
 
 // first is a header's first value, or "".
@@ -190,3 +206,24 @@ func first(v []string) string {
 	}
 	return ""
 }
+
+// parseDate is http.ParseTime, remembering the last date it parsed:
+// concurrent clients send the same date for every request within a
+// second, and parsing it was a tenth of the signature check.
+func parseDate(v string) (time.Time, error) {
+	if last := lastDate.Load(); last != nil && last.text == v {
+		return last.t, nil
+	}
+	t, err := http.ParseTime(v)
+	if err == nil {
+		lastDate.Store(&parsedDate{text: strings.Clone(v), t: t})
+	}
+	return t, err
+}
+
+type parsedDate struct {
+	text string
+	t    time.Time
+}
+
+var lastDate atomic.Pointer[parsedDate]

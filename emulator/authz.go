@@ -65,16 +65,20 @@ func (s *Server) authorize(c *call) error {
 // authRequest describes c to package auth: its method as sent, headers,
 // query, the canonicalized-resource candidates of its account and path,
 // and the connection.
+// It lives in the call, as do its paths and the buffer for the strings to
+// sign (nothing to allocate per request).
 func (s *Server) authRequest(c *call) *auth.Request {
-	return &auth.Request{
+	c.authReq = auth.Request{
 		Method:         c.verb,
 		Header:         c.r.Header,
 		Query:          c.query(),
-		CanonicalPaths: auth.CanonicalPaths(c.res.account, c.res.rawPath),
+		CanonicalPaths: auth.AppendCanonicalPaths(c.paths[:0], c.res.account, c.res.rawPath),
 		Secure:         c.r.TLS != nil,
 		RemoteIP:       remoteIP(c.r),
 		Now:            s.now(),
+		Scratch:        c.scratch,
 	}
+	return &c.authReq
 }
 
 // policyLookup is the stored access policy lookup for a SAS with si

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
@@ -415,16 +413,22 @@ func failAt(fail **batchFailure, i int, err error) error {
 // CRLF and the header is written "ETag" exactly: the JS SDK matches
 // "ETag: " case-sensitively and splits on "--changesetresponse_".
 func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Table, fail *batchFailure) {
-	outer := "batchresponse_" + uuid.NewString()
+	// Boundaries need only be unique, as request IDs: newRequestID's
+	// UUIDs, without the system call of uuid.NewString.
+	outer := "batchresponse_" + newRequestID()
 	inner := ""
 	base := c.baseURL()
-	b := make([]byte, 0, 512+len(ops)*(600+2*len(base)))
+	// The response is built in a pooled buffer, which net/http has copied
+	// or sent by the time Write returns.
+	buf := getBuf()
+	defer putBuf(buf)
+	b := (*buf)[:0]
 	b = append(b, "--"...)
 	b = append(b, outer...)
 	b = append(b, "\r\n"...)
 	delim := outer
 	if changeset {
-		inner = "changesetresponse_" + uuid.NewString()
+		inner = "changesetresponse_" + newRequestID()
 		b = append(b, "Content-Type: multipart/mixed; boundary="...)
 		b = append(b, inner...)
 		b = append(b, "\r\n\r\n--"...)
@@ -453,11 +457,12 @@ func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Tabl
 	b = append(b, outer...)
 	b = append(b, "--\r\n"...)
 
-	h := c.w.Header()
-	h.Set("Content-Type", "multipart/mixed; boundary="+outer)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	*buf = b          // keep the grown buffer for the pool
+	h := c.w.Header() // canonical names straight in the map: see ServeHTTP
+	h["Content-Type"] = []string{"multipart/mixed; boundary=" + outer}
+	h["Cache-Control"] = noCacheHeader
+	h["X-Content-Type-Options"] = nosniffHeader
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	if fail != nil {
 		// The live service sends no x-ms-error-code on the 202 (Go
 		// TestBatchError, JS should_handle_sub_request_error). tableemu
@@ -492,6 +497,14 @@ func appendPartHead(b []byte, o *batchOp, status int) []byte {
 
 const cacheControl = "Cache-Control: no-cache\r\n"
 
+// appendLocation appends the rest of a Location (or DataServiceId) header
+// line for entity e, as insertReply builds its value.
+func appendLocation(b []byte, o *wire.Options, e *edm.Entity) []byte {
+	b = append(append(b, o.BaseURL...), '/')
+	b = wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
+	return append(b, "\r\n"...)
+}
+
 func appendPartHeader(b []byte, name, value string) []byte {
 	b = append(b, name...)
 	b = append(b, ": "...)
@@ -515,23 +528,30 @@ func (c *call) appendOpPart(b []byte, o *batchOp, t store.Table, base string) []
 		b = append(b, "\r\n"...)
 		return wire.AppendEntityDocument(b, o.stored, &opts)
 	case o.w.kind == opInsert:
-		rep := insertReply(&opts, o.stored, o.pref)
-		b = appendPartHead(b, o, rep.status)
+		// insertReply's answer, written in place: no strings per part.
+		noContent := o.pref == "return-no-content"
+		status := http.StatusCreated
+		if noContent {
+			status = http.StatusNoContent
+		}
+		b = appendPartHead(b, o, status)
 		b = append(b, cacheControl...)
 		if o.pref != "" {
 			b = appendPartHeader(b, "Preference-Applied", o.pref)
 		}
 		b = append(b, "DataServiceVersion: 3.0;\r\n"...)
-		if rep.body != nil {
+		if !noContent {
 			b = appendPartHeader(b, "Content-Type", o.level.ContentType())
 		}
-		b = appendPartHeader(b, "Location", rep.location)
-		if rep.body == nil {
-			b = appendPartHeader(b, "DataServiceId", rep.location)
+		b = appendLocation(append(b, "Location: "...), &opts, o.stored)
+		if noContent {
+			b = appendLocation(append(b, "DataServiceId: "...), &opts, o.stored)
 		}
-		b = appendPartHeader(b, "ETag", rep.etag)
-		b = append(b, "\r\n"...)
-		return append(b, rep.body...)
+		b = append(wire.AppendETag(append(b, "ETag: "...), o.stored.Timestamp), "\r\n\r\n"...)
+		if noContent {
+			return b
+		}
+		return wire.AppendEntityDocument(b, o.stored, &opts)
 	}
 	b = appendPartHead(b, o, http.StatusNoContent)
 	b = append(b, cacheControl+"DataServiceVersion: 1.0;\r\n"...)

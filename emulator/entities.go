@@ -170,12 +170,15 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeEntityBody decodes and validates an entity body, from a request or
-// a $batch part. For URL-addressed writes (fromURL) the keys come from the
+// a $batch part. The body is the request's, read for this request alone
+// and never changed: the entity's strings share its memory
+// (wire.DecodeEntityShared), and what outlives the request copies them
+// (insights). For URL-addressed writes (fromURL) the keys come from the
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
 // EDMEntity does, still writes the entity the URL names).
 func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, error) {
-	d, err := wire.DecodeEntity(body)
+	d, err := wire.DecodeEntityShared(body)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +262,7 @@ func (c *call) addressed() error {
 func (s *Server) insertEntity(c *call) error {
 	pref := prefer(c.r.Header)
 	if pref != "" {
-		c.w.Header().Set("Preference-Applied", pref)
+		c.w.Header()["Preference-Applied"] = preferenceApplied(pref) // canonical: see ServeHTTP
 	}
 	body, err := readBody(c.r)
 	if err != nil {
@@ -289,11 +292,14 @@ func (s *Server) insertEntity(c *call) error {
 		return err
 	}
 	rep := insertReply(c.encodeOptions(t.Name, nil), e, pref)
+	// Canonical names straight in the map, values in the call (see
+	// ServeHTTP and release).
 	h := c.w.Header()
-	h.Set("Etag", rep.etag) // canonical spelling: see ServeHTTP
-	h.Set("Location", rep.location)
+	c.etagHdr[0], c.locHdr[0] = rep.etag, rep.location
+	h["Etag"] = c.etagHdr[:]
+	h["Location"] = c.locHdr[:]
 	if rep.status == http.StatusNoContent {
-		h.Set("DataServiceId", rep.location)
+		h["Dataserviceid"] = c.locHdr[:]
 		c.writeNoContent(http.StatusNoContent)
 		return nil
 	}
@@ -354,7 +360,8 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err != nil {
 			return err
 		}
-		c.w.Header().Set("Etag", wire.ETag(stored.Timestamp))
+		c.etagHdr[0] = wire.ETag(stored.Timestamp)
+		c.w.Header()["Etag"] = c.etagHdr[:] // canonical: see ServeHTTP
 		c.writeNoContent(http.StatusNoContent)
 		return nil
 	}

@@ -32,7 +32,9 @@ func negotiate(r *http.Request, q url.Values) (wire.Level, *tableemu.Error) {
 	}
 	sawAtom := false
 	for _, h := range accept {
-		for _, item := range strings.Split(h, ",") {
+		for rest, more := h, true; more; {
+			var item string
+			item, rest, more = strings.Cut(rest, ",")
 			if strings.TrimSpace(item) == "" {
 				continue
 			}
@@ -53,6 +55,34 @@ func negotiate(r *http.Request, q url.Values) (wire.Level, *tableemu.Error) {
 
 type mediaKind int
 
+// equalFoldAny reports whether strings.ToLower(s) is one of names, which
+// are lower-case ASCII without a 'k', without allocating as ToLower does
+// for a capital letter. Only ASCII letters fold: ToLower turns no other
+// character into one of the names' (its one such mapping, the Kelvin sign
+// to 'k', meets no 'k'), where strings.EqualFold would also match 'ſ'
+// with 's'.
+func equalFoldAny(s string, names ...string) bool {
+	for _, n := range names {
+		if len(s) == len(n) && asciiLowerIs(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiLowerIs(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 const (
 	mediaOther mediaKind = iota
 	mediaJSON
@@ -63,25 +93,26 @@ const (
 // "application/json; odata=fullmetadata" (spaces, case and parameter order
 // vary between clients).
 func mediaLevel(item string) (wire.Level, mediaKind) {
-	parts := strings.Split(item, ";")
-	typ := strings.ToLower(strings.TrimSpace(parts[0]))
-	switch typ {
-	case "application/json", "json", "*/*", "application/*":
-	case "application/atom+xml", "application/xml", "text/xml", "atom", "xml":
+	typ, params, more := strings.Cut(item, ";")
+	switch typ = strings.TrimSpace(typ); {
+	case equalFoldAny(typ, "application/json", "json", "*/*", "application/*"):
+	case equalFoldAny(typ, "application/atom+xml", "application/xml", "text/xml", "atom", "xml"):
 		return 0, mediaAtom
 	default:
 		return 0, mediaOther
 	}
 	lvl := wire.MinimalMetadata
-	for _, p := range parts[1:] {
+	for more {
+		var p string
+		p, params, more = strings.Cut(params, ";")
 		k, v, _ := strings.Cut(p, "=")
 		if strings.EqualFold(strings.TrimSpace(k), "odata") {
-			switch strings.ToLower(strings.TrimSpace(v)) {
-			case "nometadata":
+			switch v = strings.TrimSpace(v); {
+			case equalFoldAny(v, "nometadata"):
 				lvl = wire.NoMetadata
-			case "fullmetadata":
+			case equalFoldAny(v, "fullmetadata"):
 				lvl = wire.FullMetadata
-			case "minimalmetadata":
+			case equalFoldAny(v, "minimalmetadata"):
 				lvl = wire.MinimalMetadata
 			default:
 				return 0, mediaOther
@@ -94,7 +125,7 @@ func mediaLevel(item string) (wire.Level, mediaKind) {
 // writeJSON sends a JSON (OData) response body.
 func (c *call) writeJSON(status int, body []byte) {
 	h := c.w.Header() // canonical names straight in the map: see ServeHTTP
-	h["Content-Type"] = []string{c.level.ContentType()}
+	h["Content-Type"] = contentTypeHeader(c.level)
 	if !c.uncached {
 		h["Cache-Control"] = noCacheHeader
 	}
@@ -119,29 +150,64 @@ func (c *call) writeNoContent(status int) {
 	h := c.w.Header()
 	h["Cache-Control"] = noCacheHeader
 	h["X-Content-Type-Options"] = nosniffHeader
-	h["Content-Length"] = zeroLengthHeader
+	if status != http.StatusNoContent || c.r.ProtoMajor >= 2 {
+		// net/http's HTTP/1 server removes Content-Length from a 204
+		// itself (suppressedHeaders; RFC 9110 8.6), so there it is not
+		// set and the header map of a 204 stays one entry smaller (see
+		// ServeHTTP). Its HTTP/2 server sends it: it stays, as before.
+		h["Content-Length"] = zeroLengthHeader
+	}
 	c.w.WriteHeader(status)
+}
+
+// contentTypeHeader is the Content-Type header value of a JSON response
+// at level l, shared.
+func contentTypeHeader(l wire.Level) []string {
+	switch l {
+	case wire.NoMetadata:
+		return noMetadataHeader
+	case wire.FullMetadata:
+		return fullMetadataHeader
+	}
+	return minimalMetadataHeader
 }
 
 // Constant header values, shared: net/http only reads them.
 var (
-	noCacheHeader    = []string{"no-cache"}
-	nosniffHeader    = []string{"nosniff"}
-	zeroLengthHeader = []string{"0"}
+	noMetadataHeader      = []string{wire.NoMetadata.ContentType()}
+	minimalMetadataHeader = []string{wire.MinimalMetadata.ContentType()}
+	fullMetadataHeader    = []string{wire.FullMetadata.ContentType()}
+	noCacheHeader         = []string{"no-cache"}
+	nosniffHeader         = []string{"nosniff"}
+	zeroLengthHeader      = []string{"0"}
+
+	returnNoContentHeader = []string{"return-no-content"}
+	returnContentHeader   = []string{"return-content"}
 )
 
 // prefer reads the Prefer header: "return-content", "return-no-content" or
 // "" (absent or anything else, which the service ignores).
 func prefer(h http.Header) string {
-	for _, v := range h.Values("Prefer") {
-		for _, item := range strings.Split(v, ",") {
-			switch strings.ToLower(strings.TrimSpace(item)) {
-			case "return-no-content":
+	for _, v := range h["Prefer"] {
+		for rest, more := v, true; more; {
+			var item string
+			item, rest, more = strings.Cut(rest, ",")
+			switch item = strings.TrimSpace(item); {
+			case equalFoldAny(item, "return-no-content"):
 				return "return-no-content"
-			case "return-content":
+			case equalFoldAny(item, "return-content"):
 				return "return-content"
 			}
 		}
 	}
 	return ""
+}
+
+// preferenceApplied is the Preference-Applied header value for pref,
+// shared.
+func preferenceApplied(pref string) []string {
+	if pref == "return-no-content" {
+		return returnNoContentHeader
+	}
+	return returnContentHeader
 }

@@ -128,16 +128,17 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 	if res.Index != "" {
 		read = res.Read
 	}
+	// Canonical names straight in the map (see ServeHTTP); the access
+	// log's note is written only if a line is (queryNote).
 	h := c.w.Header()
-	h.Set("x-tableemu-query-shape", string(res.Shape))
-	h.Set("x-tableemu-entities-scanned", strconv.Itoa(res.Scanned))
-	h.Set("x-tableemu-entities-returned", strconv.Itoa(returned))
-	h.Set("x-tableemu-entities-read", strconv.Itoa(read))
-	c.note = "shape=" + string(res.Shape) + " scanned=" + strconv.Itoa(res.Scanned) + " returned=" + strconv.Itoa(returned)
+	h["X-Tableemu-Query-Shape"] = []string{string(res.Shape)}
+	h["X-Tableemu-Entities-Scanned"] = []string{strconv.Itoa(res.Scanned)}
+	h["X-Tableemu-Entities-Returned"] = []string{strconv.Itoa(returned)}
+	h["X-Tableemu-Entities-Read"] = []string{strconv.Itoa(read)}
 	if res.Index != "" {
-		h.Set("x-tableemu-index", res.Index)
-		c.note += " index=" + res.Index + " read=" + strconv.Itoa(read)
+		h["X-Tableemu-Index"] = []string{res.Index}
 	}
+	c.queried = queryNote{set: true, shape: res.Shape, scanned: res.Scanned, returned: returned, read: read, index: res.Index}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(c.res.account, table)
@@ -161,6 +162,22 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 			ss.Index = res.Index
 		}
 	}
+}
+
+// queryNote is what insights adds to a query's access log line.
+type queryNote struct {
+	set                     bool
+	shape                   store.Shape
+	scanned, returned, read int
+	index                   string
+}
+
+func (n *queryNote) String() string {
+	s := "shape=" + string(n.shape) + " scanned=" + strconv.Itoa(n.scanned) + " returned=" + strconv.Itoa(n.returned)
+	if n.index != "" {
+		s += " index=" + n.index + " read=" + strconv.Itoa(n.read)
+	}
+	return s
 }
 
 func (q *queryStats) add(scanned, returned, read int, index string) {
@@ -188,11 +205,14 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 		if e == nil {
 			continue
 		}
+		// Keys kept here are copies: an entity's strings may be its
+		// request body's memory (decodeEntityBody), which they would keep.
 		tl.write(now, e.PartitionKey)
 		p := t.partitions[e.PartitionKey]
 		if p == nil {
-			p = &partitionStats{PartitionKey: e.PartitionKey}
-			t.partitions[e.PartitionKey] = p
+			pk := strings.Clone(e.PartitionKey)
+			p = &partitionStats{PartitionKey: pk}
+			t.partitions[pk] = p
 		}
 		p.Writes++
 		if p.second != now {
@@ -208,7 +228,7 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 				p.Descending++
 			}
 		}
-		p.lastRK = e.RowKey
+		p.lastRK = strings.Clone(e.RowKey)
 		t.noteLimits(e)
 	}
 }
@@ -234,7 +254,7 @@ func (t *tableInsight) noteLimits(e *edm.Entity) {
 	if len(t.NearLimits) == maxLimitNotes {
 		t.NearLimits = t.NearLimits[1:]
 	}
-	t.NearLimits = append(t.NearLimits, limitNote{e.PartitionKey, e.RowKey, size, n, strings.Join(why, ", ")})
+	t.NearLimits = append(t.NearLimits, limitNote{strings.Clone(e.PartitionKey), strings.Clone(e.RowKey), size, n, strings.Join(why, ", ")})
 }
 
 // crossPartitionBatch records a batch refused for spanning partitions.
@@ -244,7 +264,12 @@ func (in *insights) crossPartitionBatch(account, table string, pks []string) {
 	t := in.table(account, table)
 	t.CrossPartitionBatches++
 	if t.CrossPartitionExample == nil {
-		t.CrossPartitionExample = pks
+		// Copies: the keys may be the request body's memory (insights.writes).
+		ex := make([]string, len(pks))
+		for i, pk := range pks {
+			ex[i] = strings.Clone(pk)
+		}
+		t.CrossPartitionExample = ex
 	}
 }
 

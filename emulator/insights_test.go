@@ -214,3 +214,40 @@ func TestInsightsServiceViewWithIndex(t *testing.T) {
 		t.Errorf("table scans: tableemu's own work before %+v, after %+v", before["table-scan"], ts)
 	}
 }
+
+// TestInsightsAccessLogNote: a query's insights reach its access log line
+// (the note is written when the line is, from what the query recorded).
+func TestInsightsAccessLogNote(t *testing.T) {
+	s, err := New(Config{InMemory: true, Insights: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	s.access = &log
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	for _, r := range []struct {
+		method, target, body string
+		want                 int
+	}{
+		{"POST", "/devstoreaccount1/Tables", `{"TableName":"notes"}`, 201},
+		{"POST", "/devstoreaccount1/notes", `{"PartitionKey":"p","RowKey":"r"}`, 201},
+		{"GET", "/devstoreaccount1/notes(PartitionKey='p',RowKey='r')", "", 200},
+	} {
+		resp, err := http.DefaultClient.Do(signed(t, r.method, hs.URL, r.target, r.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != r.want {
+			t.Fatalf("%s %s: %d", r.method, r.target, resp.StatusCode)
+		}
+		if r.method == "GET" && resp.Header.Get("x-tableemu-query-shape") != "point-query" {
+			t.Errorf("x-tableemu-query-shape %q", resp.Header.Get("x-tableemu-query-shape"))
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, " shape=point-query scanned=1 returned=1") {
+		t.Errorf("access log line %q lacks the query's note", last)
+	}
+}

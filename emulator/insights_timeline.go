@@ -76,9 +76,12 @@ func (t *tableTimeline) write(unix int64, pk string) {
 	if s.writes == nil {
 		s.writes = map[string]int32{}
 	}
-	if _, ok := s.writes[pk]; !ok && len(s.writes) >= timelinePartitions {
-		s.other++
-		return
+	if _, ok := s.writes[pk]; !ok {
+		if len(s.writes) >= timelinePartitions {
+			s.other++
+			return
+		}
+		pk = strings.Clone(pk) // it may be a request body's memory (insights.writes)
 	}
 	s.writes[pk]++
 }
@@ -94,7 +97,7 @@ func (in *insights) throttled(account, table, pk string, hasPK bool) {
 	if len(t.recent) == throttledRecent {
 		t.recent = t.recent[1:]
 	}
-	t.recent = append(t.recent, throttledRequest{Unix: now, PartitionKey: pk, AllPartitions: !hasPK})
+	t.recent = append(t.recent, throttledRequest{Unix: now, PartitionKey: strings.Clone(pk), AllPartitions: !hasPK})
 }
 
 // timelineReport is the "timeline" member of GET /_tableemu/insights.

@@ -26,30 +26,35 @@ func (s *Server) getEntity(c *call) error {
 			return err
 		}
 	}
-	var e *edm.Entity
-	var t store.Table
-	err = s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
-		var err error
-		if t, err = entityTable(tx, c); err != nil {
-			return err
-		}
-		if hidden {
-			return outOfRangeRead()
-		}
-		e, err = tx.GetEntity(t, c.res.pk, c.res.rk)
-		return storeErr(err)
-	})
-	if err != nil {
+	c.point.hidden = hidden
+	if err := s.store.ViewPoint(c.r.Context(), c.pointRead); err != nil {
 		return err
 	}
+	t, e := c.point.t, c.point.e
 	if s.ins != nil {
 		s.ins.query(c, t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
-	c.w.Header()["Etag"] = []string{wire.ETag(e.Timestamp)} // canonical spelling: see ServeHTTP
+	c.etagHdr[0] = wire.ETag(e.Timestamp)
+	c.w.Header()["Etag"] = c.etagHdr[:] // canonical spelling: see ServeHTTP
 	b := getBuf()
 	c.writeJSON(http.StatusOK, wire.AppendEntityDocument((*b)[:0], e, c.encodeOptions(t.Name, sel)))
 	putBuf(b)
 	return nil
+}
+
+// readPoint is getEntity's transaction, c.pointRead: it reads the entity
+// c addresses into c.point.
+func (c *call) readPoint(tx *store.Tx) error {
+	t, err := entityTable(tx, c)
+	if err != nil {
+		return err
+	}
+	c.point.t = t
+	if c.point.hidden {
+		return outOfRangeRead()
+	}
+	c.point.e, err = tx.GetEntity(t, c.res.pk, c.res.rk)
+	return storeErr(err)
 }
 
 // queryEntities: GET /<table>() with $filter, $select, $top and the

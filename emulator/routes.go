@@ -66,48 +66,89 @@ func (s *Server) routes() *mux.Router {
 		if rt.query != nil {
 			m = m.Queries(rt.query...)
 		}
-		m.Handler(s.operation(rt.op, rt.h, rt.xml))
+		m.Handler(&operation{s, rt.op, rt.h, rt.xml})
 	}
 	// CORS preflight needs no credentials; it is answered from the
 	// account's CORS rules (cors.go, docs/protocol.md 3.7).
 	// (A method matcher here would turn every unmatched request into a
 	// method mismatch, 405, instead of 400 InvalidUri.)
 	r.MatcherFunc(func(req *http.Request, _ *mux.RouteMatch) bool { return req.Method == http.MethodOptions }).
-		Handler(s.operation(auth.Preflight, s.preflight, false))
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		callOf(req).writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
-	})
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		callOf(req).writeError(tableemu.New(tableemu.InvalidUri))
-	})
+		Handler(&operation{s, auth.Preflight, s.preflight, false})
+	// route tells these two apart by the match's error; they are set so
+	// that Match reports them as it would to the router's ServeHTTP.
+	r.MethodNotAllowedHandler = unrouted
+	r.NotFoundHandler = unrouted
 	return r
 }
 
-// operation wraps a handler with what every operation shares:
-// authorization for this operation, then content negotiation.
-func (s *Server) operation(op auth.Op, h handler, xml bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := callOf(r)
-		c.op, c.xml = op, xml
-		if err := s.authorize(c); err != nil {
+// route finds c's operation in the route table and runs it: 405
+// UnsupportedHttpVerb when a route matched all but the method, 400
+// InvalidUri when none did.
+//
+// The router's own ServeHTTP would copy the request three times (for the
+// call in the context, then for the route and its variables, which no
+// handler reads). Match alone copies nothing; the matchers that need the
+// call (kind) find it as the match's Handler, which Match keeps until a
+// route has matched, and the matched operation is the Route's handler.
+func (s *Server) route(c *call) {
+	m := &c.match
+	*m = mux.RouteMatch{Handler: (*routing)(c), Vars: c.vars}
+	s.router.Match(c.r, m)
+	switch {
+	case m.Route != nil:
+		m.Route.GetHandler().(*operation).serve(c)
+	case m.MatchErr == mux.ErrMethodMismatch:
+		c.writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
+	default:
+		c.writeError(tableemu.New(tableemu.InvalidUri))
+	}
+}
+
+// routing is a call while the router matches it (route).
+type routing call
+
+// ServeHTTP is never called: route runs the operation itself.
+func (*routing) ServeHTTP(http.ResponseWriter, *http.Request) { panic("tableemu: routing.ServeHTTP") }
+
+// unrouted is the router's NotFound and MethodNotAllowed handler, which
+// route answers itself; it only makes Match report the two cases.
+var unrouted = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("tableemu: unrouted") })
+
+// operation is a route's handler with what every operation shares:
+// authorization for the operation, then content negotiation.
+type operation struct {
+	s   *Server
+	op  auth.Op
+	h   handler
+	xml bool
+}
+
+// ServeHTTP is never called: route runs serve.
+func (*operation) ServeHTTP(http.ResponseWriter, *http.Request) {
+	panic("tableemu: operation.ServeHTTP")
+}
+
+func (o *operation) serve(c *call) {
+	s := o.s
+	c.op, c.xml = o.op, o.xml
+	if err := s.authorize(c); err != nil {
+		c.writeError(err)
+		return
+	}
+	if s.flt != nil && s.flt.inject(c) {
+		return
+	}
+	// Preflight and the outer $batch request never answer 415
+	// (docs/protocol.md 0.1); the batch's parts negotiate on their own.
+	if !o.xml && o.op != auth.Preflight && o.op != auth.Batch {
+		lvl, err := negotiate(c.r, c.query())
+		if err != nil {
 			c.writeError(err)
 			return
 		}
-		if s.flt != nil && s.flt.inject(c) {
-			return
-		}
-		// Preflight and the outer $batch request never answer 415
-		// (docs/protocol.md 0.1); the batch's parts negotiate on their own.
-		if !xml && op != auth.Preflight && op != auth.Batch {
-			lvl, err := negotiate(r, c.query())
-			if err != nil {
-				c.writeError(err)
-				return
-			}
-			c.level = lvl
-		}
-		if err := h(c); err != nil {
-			c.writeError(err)
-		}
-	})
+		c.level = lvl
+	}
+	if err := o.h(c); err != nil {
+		c.writeError(err)
+	}
 }

@@ -5,7 +5,6 @@
 package emulator
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
@@ -29,7 +28,6 @@ import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/emulator/wire"
 )
 
 // Server is the Table service as an http.Handler. Create it with New and
@@ -46,7 +44,8 @@ type Server struct {
 	flt      *faults     // nil unless --faults
 	tls      *tls.Config // nil unless --cert (run.go)
 
-	explorer http.Handler // the data explorer at /_tableemu/ (explorer.go)
+	explorer http.Handler            // the data explorer at /_tableemu/ (explorer.go)
+	lastBase atomic.Pointer[baseURL] // call.baseURL's last answer
 
 	logMu  sync.Mutex
 	access io.Writer // access log; io.Discard when --silent
@@ -131,43 +130,13 @@ func (s *Server) Close() error {
 // user@host:port/database (never with the password).
 func (s *Server) DatabasePath() string { return s.store.Describe().Where }
 
-// call carries one request through middleware, authorization and its
-// handler.
-type call struct {
-	s     *Server
-	w     http.ResponseWriter
-	r     *http.Request
-	reqID string
-	res   resource
-	acct  *auth.Account
-	verb  string // the method as sent, before X-HTTP-Method; it is signed
-	op    auth.Op
-	grant *auth.Grant
-	level wire.Level
-	xml   bool // the operation answers in XML (errors too)
-	// uncached: the answer goes without Cache-Control, as the service
-	// sends a few errors of its URL parser (undertable.go).
-	uncached bool
-
-	q url.Values // the query, parsed once (query)
-
-	status  int
-	errCode tableemu.Code
-	note    string // added to the access log line (insights, faults)
-}
-
-type callKey struct{}
-
-func callOf(r *http.Request) *call { return r.Context().Value(callKey{}).(*call) }
-
 // ServeHTTP runs the middleware (outermost first: recover, common headers,
 // access log, body limit, resource and method resolution) and then the
 // route table.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
-	c := &call{s: s, r: r, reqID: newRequestID(), verb: r.Method}
-	sw := &statusWriter{ResponseWriter: w}
-	c.w = sw
+	c := newCall(s, w, r)
+	sw := &c.sw
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -177,8 +146,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !sw.wrote {
 				c.writeError(tableemu.New(tableemu.InternalError))
 			}
+			s.accessLog(c, sw, start)
+			return // not released: a panicking handler may have kept c
 		}
 		s.accessLog(c, sw, start)
+		c.release()
 	}()
 
 	// Headers by their canonical names straight in the map (net/http
@@ -191,15 +163,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// hundred bytes. net/http writes Date by itself (from a buffer, not the
 	// map), and Content-Length for a body it holds whole (writeJSON).
 	h := w.Header()
-	h["X-Ms-Request-Id"] = []string{c.reqID}
+	// The echoed headers share the request's value, the first as sent
+	// (capacity one: an append would copy, not write into the request).
+	c.idHdr[0] = c.reqID
+	h["X-Ms-Request-Id"] = c.idHdr[:]
 	h["Server"] = serverHeader
-	if v := header(r.Header, "X-Ms-Version"); v != "" {
-		h["X-Ms-Version"] = []string{v}
+	if v := r.Header["X-Ms-Version"]; len(v) > 0 && v[0] != "" {
+		h["X-Ms-Version"] = v[:1:1]
 	} else {
 		h["X-Ms-Version"] = defaultVersionHeader
 	}
-	if id := header(r.Header, "X-Ms-Client-Request-Id"); id != "" {
-		h["X-Ms-Client-Request-Id"] = []string{id}
+	if id := r.Header["X-Ms-Client-Request-Id"]; len(id) > 0 && id[0] != "" {
+		h["X-Ms-Client-Request-Id"] = id[:1:1]
 	}
 	if r.URL.Path == "/_tableemu/insights" {
 		s.serveInsights(c)
@@ -218,25 +193,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
-	r = r.WithContext(context.WithValue(r.Context(), callKey{}, c))
-	c.r = r
-	// The router's ServeHTTP would copy the request twice more, to put the
-	// route and its variables in the context, which no handler reads;
-	// Match finds the same handler (the NotFound and MethodNotAllowed ones
-	// included) without copying.
-	var m mux.RouteMatch
-	if !s.router.Match(r, &m) || m.Handler == nil {
-		s.router.NotFoundHandler.ServeHTTP(sw, r)
-		return
-	}
-	m.Handler.ServeHTTP(sw, r)
+	s.route(c)
 }
 
 // query returns the request's query parameters, parsed on first use:
 // authentication, content negotiation and the operation each read them.
 func (c *call) query() url.Values {
 	if c.q == nil {
-		c.q = c.r.URL.Query()
+		if c.r.URL.RawQuery != "" {
+			c.q = c.r.URL.Query()
+		} else {
+			// Most requests have no query: the call's own empty map,
+			// emptied again should anything have written to it.
+			if c.noQuery == nil {
+				c.noQuery = url.Values{}
+			}
+			clear(c.noQuery)
+			c.q = c.noQuery
+		}
 	}
 	return c.q
 }
@@ -302,7 +276,8 @@ func (s *Server) checkRequest(c *call) error {
 	if r.ContentLength > maxBody {
 		return tableemu.New(tableemu.RequestBodyTooLarge)
 	}
-	r.Body = http.MaxBytesReader(c.w, r.Body, maxBody)
+	c.body = limitedBody{r: r.Body, n: maxBody}
+	r.Body = &c.body
 	if err := resolveMethod(r); err != nil {
 		return err
 	}
@@ -399,7 +374,7 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 	}
 	line := fmt.Sprintf("%s %s %s %d %s %s %s%s\n",
 		start.UTC().Format(LogTime), c.r.Method, c.r.RequestURI,
-		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.note))
+		sw.status, op, orDash(string(c.errCode)), time.Since(start).Round(time.Microsecond), prefixed(" ", c.logNote()))
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	io.WriteString(s.access, line)
@@ -407,6 +382,14 @@ func (s *Server) accessLog(c *call, sw *statusWriter, start time.Time) {
 		fmt.Fprintf(s.debug, "%s request-id=%s headers=%v", line[:len(line)-1], c.reqID, redactHeaders(c.r.Header))
 		io.WriteString(s.debug, "\n")
 	}
+}
+
+// logNote is the note of c's access log line.
+func (c *call) logNote() string {
+	if c.queried.set {
+		return c.queried.String()
+	}
+	return c.note
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -458,8 +441,14 @@ func ifMatchPresent(r *http.Request, _ *mux.RouteMatch) bool {
 
 func noIfMatch(r *http.Request, m *mux.RouteMatch) bool { return !ifMatchPresent(r, m) }
 
+// kind matches the requests for a resource of kind k. The resource was
+// parsed before routing; the matcher finds it in the call that route put
+// in the match (routes.go).
 func kind(k resKind) mux.MatcherFunc {
-	return func(r *http.Request, _ *mux.RouteMatch) bool { return callOf(r).res.kind == k }
+	return func(_ *http.Request, m *mux.RouteMatch) bool {
+		c, ok := m.Handler.(*routing)
+		return ok && c.res.kind == k
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/tableemu/tableemu/auth"
 )
 
 func newTestServer(t *testing.T) (*Server, *httptest.Server) {
@@ -106,7 +110,9 @@ func TestHostileRequests(t *testing.T) {
 
 func TestPanicIsInternalError(t *testing.T) {
 	s, hs := newTestServer(t)
-	s.router.NotFoundHandler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	// A last route that catches what no other route matched, and panics.
+	s.router.MatcherFunc(func(*http.Request, *mux.RouteMatch) bool { return true }).
+		Handler(&operation{s, auth.Preflight, func(*call) error { panic("boom") }, false})
 	resp, err := http.DefaultClient.Do(signed(t, "GET", hs.URL, "/devstoreaccount1/?restype=service&comp=nonsense", ""))
 	if err != nil {
 		t.Fatal(err)

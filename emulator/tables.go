@@ -17,8 +17,15 @@ import (
 // scheme://host plus, in path style, the account as addressed
 // (docs/protocol.md 4.1).
 func (c *call) baseURL() string {
+	// Clients send the same host and account every time: the last one
+	// built is kept, as a string it would cost an allocation per request.
+	tls := c.r.TLS != nil
+	if last := c.s.lastBase.Load(); last != nil && last.tls == tls && last.host == c.r.Host &&
+		last.account == c.res.account && last.secondary == c.res.secondary && last.hostStyle == c.res.hostStyle {
+		return last.url
+	}
 	scheme := "http"
-	if c.r.TLS != nil {
+	if tls {
 		scheme = "https"
 	}
 	b := scheme + "://" + c.r.Host
@@ -29,7 +36,14 @@ func (c *call) baseURL() string {
 		}
 		b += "/" + acct
 	}
+	c.s.lastBase.Store(&baseURL{tls: tls, host: c.r.Host, account: c.res.account, secondary: c.res.secondary, hostStyle: c.res.hostStyle, url: b})
 	return b
+}
+
+// baseURL is a service root and what it was built from (call.baseURL).
+type baseURL struct {
+	tls, secondary, hostStyle bool
+	host, account, url        string
 }
 
 // validateTableName applies the service's naming rules and its exact codes

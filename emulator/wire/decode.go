@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -61,7 +62,29 @@ const (
 // counts, key characters) are ValidateEntity's, because merge results are
 // validated after merging.
 func DecodeEntity(body []byte) (*Decoded, error) {
-	members, err := scan(body)
+	return decodeEntity(body, false)
+}
+
+// DecodeEntityShared is DecodeEntity for a body the caller will never
+// change again: the result's strings are body's own bytes where they
+// need no unescaping (most of them), not copies, so an entity costs no
+// allocation per property name and value. Whatever keeps one of those
+// strings keeps all of body in memory.
+func DecodeEntityShared(body []byte) (*Decoded, error) {
+	return decodeEntity(body, true)
+}
+
+func decodeEntity(body []byte, shared bool) (*Decoded, error) {
+	// The members are needed only here: their slice is reused.
+	mp := memberPool.Get().(*[]member)
+	defer func() {
+		clear((*mp)[:cap(*mp)]) // drop the strings, of a failed scan's members too
+		memberPool.Put(mp)
+	}()
+	members, err := scan((*mp)[:0], body, shared)
+	if members != nil && cap(members) <= maxPooledMembers {
+		*mp = members[:0]
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +155,12 @@ func DecodeEntity(body []byte) (*Decoded, error) {
 	}
 	return d, nil
 }
+
+// memberPool holds scan's member slices (*[]member); one that grew past
+// maxPooledMembers is left to the collector.
+var memberPool = sync.Pool{New: func() any { m := make([]member, 0, 16); return &m }}
+
+const maxPooledMembers = 256
 
 // isAnnotation reports whether a key is an instance annotation rather than
 // a property: "X@odata.type", or "X@ns.term" for any namespaced term (OData

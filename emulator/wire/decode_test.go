@@ -354,3 +354,34 @@ func TestDecodeGoSDKTimestamp(t *testing.T) {
 		t.Errorf("properties = %+v", d.Entity.Properties)
 	}
 }
+
+// TestDecodeEntitySharedAliases: DecodeEntityShared's strings without
+// escapes are the body's bytes (no copy), those with escapes are copies,
+// and DecodeEntity copies every one.
+func TestDecodeEntitySharedAliases(t *testing.T) {
+	src := `{"PartitionKey":"pk","RowKey":"rk","S":"plain","E":"a\nb","N":12}`
+	shared := []byte(src)
+	d, err := DecodeEntityShared(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := []byte(src)
+	dc, err := DecodeEntity(copied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range shared {
+		if shared[i] == 'p' || shared[i] == 'a' {
+			shared[i], copied[i] = 'X', 'X'
+		}
+	}
+	if d.Entity.PartitionKey != "Xk" || d.Entity.Properties[0].Value.S != "XlXin" {
+		t.Errorf("shared strings are not the body's bytes: %q %q", d.Entity.PartitionKey, d.Entity.Properties[0].Value.S)
+	}
+	if d.Entity.Properties[1].Value.S != "a\nb" {
+		t.Errorf("an escaped string changed with the body: %q", d.Entity.Properties[1].Value.S)
+	}
+	if dc.Entity.PartitionKey != "pk" || dc.Entity.Properties[0].Value.S != "plain" {
+		t.Errorf("DecodeEntity's strings changed with the body: %q %q", dc.Entity.PartitionKey, dc.Entity.Properties[0].Value.S)
+	}
+}

@@ -32,7 +32,13 @@ func (l Level) String() string {
 // ContentType is the response Content-Type for the level, written without
 // spaces as the service sends it (docs/protocol.md 2.2).
 func (l Level) ContentType() string {
-	return "application/json;odata=" + l.String() + ";streaming=true;charset=utf-8"
+	switch l {
+	case NoMetadata:
+		return "application/json;odata=nometadata;streaming=true;charset=utf-8"
+	case FullMetadata:
+		return "application/json;odata=fullmetadata;streaming=true;charset=utf-8"
+	}
+	return "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"
 }
 
 // Options says how to encode entities.

@@ -14,6 +14,9 @@ func ETag(ts int64) string {
 	return string(appendETag(make([]byte, 0, 48), ts))
 }
 
+// AppendETag appends ETag(ts) to b.
+func AppendETag(b []byte, ts int64) []byte { return appendETag(b, ts) }
+
 func appendETag(b []byte, ts int64) []byte {
 	var tmp [32]byte
 	b = append(b, `W/"datetime'`...)
@@ -94,14 +97,17 @@ func ParseETag(s string) (ticks int64, ok bool) {
 // (WIRE-JS recording special_characters/should_handle_partition_and_row_keys_with_special_chars).
 // '%' itself is always encoded, so a client can unescape the path once.
 func EntityPath(table, pk, rk string) string {
-	b := make([]byte, 0, len(table)+len(pk)+len(rk)+28)
+	return string(AppendEntityPath(make([]byte, 0, len(table)+len(pk)+len(rk)+28), table, pk, rk))
+}
+
+// AppendEntityPath appends EntityPath(table, pk, rk) to b.
+func AppendEntityPath(b []byte, table, pk, rk string) []byte {
 	b = append(b, table...)
 	b = append(b, "(PartitionKey='"...)
 	b = appendKeyLiteral(b, pk)
 	b = append(b, "',RowKey='"...)
 	b = appendKeyLiteral(b, rk)
-	b = append(b, "')"...)
-	return string(b)
+	return append(b, "')"...)
 }
 
 func appendKeyLiteral(b []byte, s string) []byte {

@@ -34,6 +34,17 @@ func FuzzDecodeEntity(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := DecodeEntity(in)
+		// DecodeEntityShared decodes the same, whether it fails or not.
+		ds, errShared := DecodeEntityShared(append([]byte(nil), in...))
+		if (err == nil) != (errShared == nil) || err != nil && err.Error() != errShared.Error() {
+			t.Fatalf("DecodeEntity: %v; DecodeEntityShared: %v", err, errShared)
+		}
+		if err == nil {
+			if e := sameEntity(&d.Entity, &ds.Entity); e != nil || d.HasPartitionKey != ds.HasPartitionKey || d.HasRowKey != ds.HasRowKey ||
+				d.Entity.PartitionKey != ds.Entity.PartitionKey || d.Entity.RowKey != ds.Entity.RowKey {
+				t.Fatalf("DecodeEntityShared of %q differs: %v", in, e)
+			}
+		}
 		if err != nil {
 			var e *tableemu.Error
 			if !errors.As(err, &e) || e.Status != 400 {

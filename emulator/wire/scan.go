@@ -12,6 +12,7 @@ package wire
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/odata/edm"
@@ -58,13 +59,25 @@ type scanner struct {
 	i int
 	// buf is reused for strings that contain escapes.
 	buf []byte
+	// shared: strings without escapes, and number texts, are b's own
+	// bytes rather than copies (DecodeEntityShared).
+	shared bool
+}
+
+// text is b[start:end] as a string: a copy, or b's bytes when shared.
+func (s *scanner) text(start, end int) string {
+	if s.shared && end > start {
+		return unsafe.String(&s.b[start], end-start)
+	}
+	return string(s.b[start:end])
 }
 
 // scan reads one flat JSON object. It never recurses: an array or object
 // value is refused where it starts, so "[[[[..." of any depth fails at its
 // first byte (docs/protocol.md 4.2: property values are primitives only).
-func scan(body []byte) ([]member, error) {
-	s := scanner{b: body}
+// Members are appended to members, which the caller may reuse.
+func scan(members []member, body []byte, shared bool) ([]member, error) {
+	s := scanner{b: body, shared: shared}
 	// A UTF-8 byte order mark is tolerated: some Windows clients write one.
 	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF {
 		s.i = 3
@@ -80,7 +93,6 @@ func scan(body []byte) ([]member, error) {
 		return nil, s.syntax("expected '{' at the start of the entity")
 	}
 	s.i++
-	members := make([]member, 0, 8)
 	s.skipSpace()
 	if s.peek('}') {
 		s.i++
@@ -218,7 +230,7 @@ func (s *scanner) number(m *member) error {
 			return s.syntax("invalid number; expected a digit in the exponent")
 		}
 	}
-	m.kind, m.text, m.integer = kNumber, string(s.b[start:s.i]), integer
+	m.kind, m.text, m.integer = kNumber, s.text(start, s.i), integer
 	return nil
 }
 
@@ -232,7 +244,7 @@ func (s *scanner) digits() int {
 }
 
 // str reads a JSON string starting at the opening quote. The common case,
-// no escapes, is one pass and one allocation.
+// no escapes, is one pass and one allocation (none when shared).
 func (s *scanner) str() (string, error) {
 	open := s.i
 	s.i++
@@ -245,7 +257,7 @@ func (s *scanner) str() (string, error) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
-			v := string(s.b[start:s.i])
+			v := s.text(start, s.i)
 			s.i++
 			return v, nil
 		case c == '\\':
