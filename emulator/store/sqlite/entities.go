@@ -21,7 +21,10 @@ func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 		return nil, err
 	}
 	e := &edm.Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts}
-	if e.Properties, err = store.DecodeProps(props); err != nil {
+	// Scan copied the row into props, which nothing else holds or
+	// changes: the entity's strings may point into it rather than be
+	// copied again (a point read's largest allocation).
+	if e.Properties, err = store.DecodePropsInto(make([]edm.Property, 0, 8), props, true); err != nil {
 		return nil, err
 	}
 	return e, nil
