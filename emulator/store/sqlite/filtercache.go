@@ -25,10 +25,12 @@ import (
 // Azurite keeps its entities as objects in memory and reads one property
 // of each for about a quarter of that. So the engine keeps a second copy
 // of each table, in memory: per table a B-tree ordered as the primary key,
-// holding each entity's keys, Timestamp and stored properties (the same
-// bytes SQLite holds, so a filter reads them with store.LookupProp as
-// tableemu_match does, and a page decodes them as a SQLite page would).
-// A scan walks it instead of SQLite (cachescan.go).
+// holding each entity's keys, Timestamp and stored properties without
+// their values over slimMax bytes (store.SlimProps), which a filter reads
+// with store.LookupProp as tableemu_match does. A scan walks it instead of
+// SQLite (cachescan.go); it reads from SQLite only the entities with large
+// values that its page returns, and a filter on a property that has large
+// values scans SQLite.
 //
 // It is written through: each committed write applies its changes to the
 // table's tree, so a table created by this process is cached from its
@@ -41,16 +43,17 @@ import (
 // Exactness: a scan must see the table as its transaction's snapshot
 // does. Commits are numbered; before COMMIT the writer records, for each
 // table the group wrote, that commit's number (lastWrite), and after
-// COMMIT it applies the changes, publishes a copy-on-write clone of the
-// tree as of that commit (ver), then advances committed. A reader reads
-// committed (p1) before its snapshot begins, so its snapshot holds at
-// least commits 1..p1; a later commit that wrote the table has recorded
+// COMMIT it applies the changes to the table's tree (which then holds
+// every write up to that commit: ver) and advances committed. A reader
+// reads committed (p1) before its snapshot begins, so its snapshot holds
+// at least commits 1..p1; a later commit that wrote the table has recorded
 // its number before it could enter any snapshot. So when the table's
-// lastWrite, read at the scan, is at most p1 and at most the published
-// tree's ver, nothing after the tree's state has written the table: the
-// tree is the table as the snapshot sees it. Otherwise the scan reads
-// SQLite, as before. Bulk changes (a snapshot restore) advance lastAll,
-// which stands for every table's lastWrite, and empty the cache.
+// lastWrite, read once the snapshot has begun, is at most p1 and at most
+// ver, nothing after the tree's state has written the table: the tree is
+// the table as the snapshot sees it, and the scan reads a copy-on-write
+// clone of it. Otherwise the scan reads SQLite, as before. Bulk changes
+// (a snapshot restore) advance lastAll, which stands for every table's
+// lastWrite, and empty the cache.
 
 // defaultFilterCache is Options.FilterCache when zero.
 const defaultFilterCache = 512 << 20
