@@ -489,7 +489,10 @@ func (s *Store) loadTable(tid int64) {
 
 // readTable reads every entity of tid in one snapshot.
 func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], large map[string]bool, bytes, p1 int64, err error) {
-	err = s.View(context.Background(), func(tx *Tx) error {
+	// Through a reader without the memory map: a load reads the whole
+	// table once, and a map would add every page of it to the resident
+	// set (as the kernel's page cache, but counted as the process's).
+	err = s.view(context.Background(), s.rp, func(tx *Tx) error {
 		p1 = tx.p1
 		// The snapshot begins at the first read; the table's last write
 		// is read after it (see the top of this file).
