@@ -235,7 +235,12 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.autoIdx.wg.Wait() // an index being built holds the writer
-	s.fc.loads.Wait()   // a load reads through a pool closed below
+	// A load reads through a pool closed below. One that started saw
+	// closed false and counted itself under fc.mu: passing the lock
+	// orders that before the wait.
+	s.fc.mu.Lock()
+	s.fc.mu.Unlock()
+	s.fc.loads.Wait()
 	s.stopCollector()   // it writes through Update too
 	close(s.quit)
 	s.writerDone.Wait()
