@@ -241,7 +241,7 @@ func (s *Store) Close() error {
 	s.fc.mu.Lock()
 	s.fc.mu.Unlock()
 	s.fc.loads.Wait()
-	s.stopCollector()   // it writes through Update too
+	s.stopCollector() // it writes through Update too
 	close(s.quit)
 	s.writerDone.Wait()
 	pools := []*pool{s.w}
