@@ -91,6 +91,8 @@ type fcTable struct {
 	// SQLite. Replaced, never changed, so that a scan may keep it.
 	large   map[string]bool
 	loading bool
+	// tooBig: the table alone outgrew the budget; it is not loaded again.
+	tooBig  bool
 	lastUse atomic.Int64 // when a scan or a write last used it, since epoch
 }
 
@@ -318,7 +320,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		switch op.kind {
 		case opCreate:
 			fc.forget(st)
-			st.master = newTree()
+			st.master, st.tooBig = newTree(), false
 		case opDrop:
 			// Its lastWrite may go too: a table that comes back under
 			// the same id starts with opCreate or is loaded after this
@@ -406,6 +408,7 @@ func (fc *filterCache) evict() {
 		if fc.total <= fc.budget*9/10 {
 			break
 		}
+		st.tooBig = st.bytes > fc.budget*9/10
 		fc.forget(st)
 	}
 }
@@ -454,8 +457,12 @@ func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large 
 	return st.pub, st.large, false
 }
 
-// errLoadRaced ends a load that a write to its table overtook.
-var errLoadRaced = errors.New("filter cache: table written during load")
+// errLoadRaced ends a load that a write to its table overtook; errTooBig
+// one of a table larger than the whole cache.
+var (
+	errLoadRaced = errors.New("filter cache: table written during load")
+	errTooBig    = errors.New("filter cache: table larger than the cache")
+)
 
 // load reads tid into the cache in the background, unless it is cached
 // or being loaded already.
@@ -463,7 +470,7 @@ func (s *Store) loadTable(tid int64) {
 	fc := &s.fc
 	fc.mu.Lock()
 	st := fc.table(tid)
-	if st.master != nil || st.loading || s.closed.Load() {
+	if st.master != nil || st.loading || st.tooBig || s.closed.Load() {
 		fc.mu.Unlock()
 		return
 	}
@@ -476,6 +483,9 @@ func (s *Store) loadTable(tid int64) {
 		fc.mu.Lock()
 		defer fc.mu.Unlock()
 		st.loading = false
+		if errors.Is(err, errTooBig) && fc.tables[tid] == st {
+			st.tooBig = true // every scan would read it again, in vain
+		}
 		// Installed only if nothing wrote the table since the snapshot
 		// it was read in (the writer would have applied the change to a
 		// tree that did not exist yet), and if it fits.
@@ -526,7 +536,7 @@ func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], l
 			}
 			tree.ReplaceOrInsert(e)
 			if bytes += e.size(); bytes > s.fc.budget {
-				return errLoadRaced // does not fit: leave it to SQLite
+				return errTooBig // leave it to SQLite
 			}
 		}
 		return rows.Close()

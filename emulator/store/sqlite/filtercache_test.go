@@ -278,6 +278,14 @@ func TestFilterCacheLoads(t *testing.T) {
 		if loaded := hits > 0; loaded != (budget == 0) {
 			t.Fatalf("budget %d: read from the cache: %v", budget, loaded)
 		}
+		s.fc.mu.RLock()
+		st := s.fc.tables[tb.ID]
+		tooBig, loading := st.tooBig, st.loading
+		s.fc.mu.RUnlock()
+		if tooBig != (budget != 0) || loading {
+			// Too big: no scan reads the whole table again in vain.
+			t.Fatalf("budget %d: marked too big %v, loading again %v", budget, tooBig, loading)
+		}
 		s.Close()
 	}
 }
