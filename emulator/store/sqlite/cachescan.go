@@ -84,29 +84,9 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 // cacheable says whether a filter can be decided on slim entries: it
 // reads no property some entity has a value of too large for them.
 func cacheable(f odata.Expr, large map[string]bool) bool {
-	if len(large) == 0 {
-		return true
-	}
 	ok := true
-	var walk func(odata.Expr)
-	walk = func(e odata.Expr) {
-		switch n := e.(type) {
-		case *odata.Logical:
-			walk(n.L)
-			walk(n.R)
-		case *odata.Not:
-			walk(n.X)
-		case *odata.Compare:
-			ok = ok && !large[n.Prop]
-		case *odata.BoolProp:
-			ok = ok && !large[n.Name]
-		case *odata.BoolLit:
-		default:
-			ok = false // a node this walk does not know may read anything
-		}
-	}
-	walk(f)
-	return ok
+	known := filterNames(f, func(n string) { ok = ok && !large[n] })
+	return ok && known
 }
 
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -227,8 +227,7 @@ func (f *scanFilter) lookup(name string) (edm.Value, bool) {
 // filterRefs reports which columns besides props a filter reads. Node
 // types it does not know read everything (a conservative answer).
 func filterRefs(e odata.Expr) (pk, rk, ts, user bool) {
-	var walk func(odata.Expr)
-	name := func(n string) {
+	known := filterNames(e, func(n string) {
 		switch n {
 		case "PartitionKey":
 			pk = true
@@ -239,24 +238,29 @@ func filterRefs(e odata.Expr) (pk, rk, ts, user bool) {
 		default:
 			user = true
 		}
+	})
+	if !known {
+		pk, rk, ts, user = true, true, true, true
 	}
-	walk = func(e odata.Expr) {
-		switch n := e.(type) {
-		case nil:
-		case *odata.Logical:
-			walk(n.L)
-			walk(n.R)
-		case *odata.Not:
-			walk(n.X)
-		case *odata.Compare:
-			name(n.Prop)
-		case *odata.BoolProp:
-			name(n.Name)
-		case *odata.BoolLit:
-		default:
-			pk, rk, ts, user = true, true, true, true
-		}
-	}
-	walk(e)
 	return
+}
+
+// filterNames calls name with each property a filter reads; false when
+// the filter holds a node type it does not know, which may read anything.
+func filterNames(e odata.Expr, name func(string)) bool {
+	switch n := e.(type) {
+	case nil, *odata.BoolLit:
+		return true
+	case *odata.Logical:
+		return filterNames(n.L, name) && filterNames(n.R, name)
+	case *odata.Not:
+		return filterNames(n.X, name)
+	case *odata.Compare:
+		name(n.Prop)
+	case *odata.BoolProp:
+		name(n.Name)
+	default:
+		return false
+	}
+	return true
 }
