@@ -37,7 +37,7 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 		examined++
 		if examined > scanBudget {
 			// The first row past the budget: the next page starts here.
-			next = &Key{PK: fromSortKey(c.pk), RK: fromSortKey(c.rk)}
+			next = &Key{PK: fromSortKey(c.pk()), RK: fromSortKey(c.rk())}
 			return false
 		}
 		ev.c = c
@@ -50,15 +50,15 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 			return true
 		}
 		if n == top {
-			next = &Key{PK: fromSortKey(c.pk), RK: fromSortKey(c.rk)}
+			next = &Key{PK: fromSortKey(c.pk()), RK: fromSortKey(c.rk())}
 			return false
 		}
 		// The cache never changes an entry, so the entity may point
 		// into it.
-		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(c.pk), fromSortKey(c.rk), c.ts
-		props := bytesOf(c.slim)
+		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(c.pk()), fromSortKey(c.rk()), c.ts
+		props := bytesOf(c.slim())
 		if c.big {
-			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, c.pk, c.rk).Scan(&props); err != nil {
+			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, c.pk(), c.rk()).Scan(&props); err != nil {
 				return false
 			}
 		}
@@ -71,7 +71,7 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 		n++
 		return true
 	}
-	if seek.pk == "" && seek.rk == "" {
+	if seek.npk == 0 && seek.nrk == 0 {
 		// From the first entity: a walk from a key compares it with
 		// entities at every level it descends.
 		tree.Ascend(walk)
@@ -100,15 +100,15 @@ type cacheRow struct {
 func (r *cacheRow) lookup(name string) (edm.Value, bool) {
 	switch name {
 	case "PartitionKey":
-		return edm.NewString(fromSortKey(r.c.pk)), true
+		return edm.NewString(fromSortKey(r.c.pk())), true
 	case "RowKey":
-		return edm.NewString(fromSortKey(r.c.rk)), true
+		return edm.NewString(fromSortKey(r.c.rk())), true
 	case "Timestamp":
 		return edm.NewDateTime(r.c.ts), true
 	}
 	// Exact: scans read the cache only for filters on properties whose
 	// values are all in slim entries (cacheable).
-	v, ok, err := store.LookupProp(bytesOf(r.c.slim), name)
+	v, ok, err := store.LookupProp(bytesOf(r.c.slim()), name)
 	if err != nil {
 		r.err = err
 		return edm.Value{}, false
@@ -130,7 +130,7 @@ const (
 // PartitionKey fixed, and the seek starts in that partition), so it also
 // returns the conditions left to check on each row: the upper bounds.
 func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
-	var seek centry
+	var seek struct{ pk, rk string }
 	eqPK, fixed := "", false
 	for _, c := range conds {
 		if c.Col == store.KeyPK && c.Op == odata.Eq {
@@ -181,7 +181,7 @@ func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
 func keyCheck(conds []store.KeyCond, c *centry) keyVerdict {
 	v := keyIn
 	for _, k := range conds {
-		d := k.Compare(c.pk, c.rk)
+		d := k.Compare(c.pk(), c.rk())
 		switch k.Op {
 		case odata.Eq:
 			if d > 0 {

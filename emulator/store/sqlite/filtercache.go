@@ -1,9 +1,7 @@
 package sqlite
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -35,8 +33,7 @@ import (
 // It is written through: each committed write applies its changes to the
 // table's tree, so a table created by this process is cached from its
 // first entity; a table that existed at Open, or that a restore brought
-// back, is read into memory in the background after its first scan that
-// examined many entities. It is bounded by Options.FilterCache bytes; past
+// back, is read into memory in the background (cacheload.go). It is bounded by Options.FilterCache bytes; past
 // it, the tables used least recently leave it (their scans go back to
 // SQLite).
 //
@@ -72,6 +69,7 @@ type filterCache struct {
 	loads     sync.WaitGroup
 	epoch     time.Time
 	hits      atomic.Int64 // pages answered from the cache (tests)
+	waits     atomic.Int64 // scans that waited for a load (tests)
 }
 
 // fcTable is one table's state. Fields are under filterCache.mu.
@@ -89,8 +87,11 @@ type fcTable struct {
 	// large names every property some entity of master has a value of
 	// left out of its slim form; a filter reading one of them scans
 	// SQLite. Replaced, never changed, so that a scan may keep it.
-	large   map[string]bool
+	large map[string]bool
+	// loading: a load of the table is under way (cacheload.go); loaded
+	// is closed when it ends.
 	loading bool
+	loaded  chan struct{}
 	// tooBig: the table alone outgrew the budget; it is not loaded again.
 	tooBig  bool
 	lastUse atomic.Int64 // when a scan or a write last used it, since epoch
@@ -100,21 +101,54 @@ type fcTable struct {
 // properties without their large values (store.SlimProps), which is all
 // a filter reads; big says some were left out, so that the entity itself
 // comes from SQLite when a page returns it. Entries are values in the
-// tree's nodes, so that a scan walks contiguous memory; keys and slim
-// share one allocation.
+// tree's nodes, so that a scan walks contiguous memory. The keys and slim
+// lie one after another at p (one allocation, see entryMem), so that an
+// entry holds one pointer, not three: 48 bytes instead of 80 in a node,
+// and a third of the pointers for the collector to follow (at a million
+// cached entities it scanned the tree's 3 million at every cycle).
 type centry struct {
-	pk, rk, slim string
-	ts           int64
-	big          bool
+	p             unsafe.Pointer
+	npk, nrk, nsl uint32
+	big           bool
+	ts            int64
 	// k0 and k1 are the first 8 bytes of pk and rk, zero-padded, so that
 	// comparing keys (a walk from a key compares it with entries at every
 	// level of the tree) rarely reads the keys' memory.
 	k0, k1 uint64
 }
 
+// The accessors compute no pointer for an empty part: one past the last
+// byte may lie outside the entry's memory.
+func (e *centry) pk() string { return unsafe.String((*byte)(e.p), e.npk) }
+func (e *centry) rk() string {
+	if e.nrk == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Add(e.p, e.npk)), e.nrk)
+}
+func (e *centry) slim() string {
+	if e.nsl == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Add(e.p, e.npk+e.nrk)), e.nsl)
+}
+
 // keyEntry is the entry that stands for a key in comparisons.
 func keyEntry(pk, rk string) centry {
-	return centry{pk: pk, rk: rk, k0: prefix8(pk), k1: prefix8(rk)}
+	b := make([]byte, len(pk)+len(rk))
+	copy(b[copy(b, pk):], rk)
+	return entryAt(b, len(pk), len(rk), 0)
+}
+
+// entryAt is the entry of keys and slim properties laid out in b.
+func entryAt(b []byte, npk, nrk, nsl int) centry {
+	e := centry{npk: uint32(npk), nrk: uint32(nrk), nsl: uint32(nsl)}
+	if len(b) > 0 {
+		// Not for an empty b: a spent chunk's end points past its memory.
+		e.p = unsafe.Pointer(unsafe.SliceData(b))
+	}
+	e.k0, e.k1 = prefix8(e.pk()), prefix8(e.rk())
+	return e
 }
 
 func prefix8(s string) uint64 {
@@ -128,10 +162,10 @@ func prefix8(s string) uint64 {
 // would; equal ones decide for keys of at most 8 bytes by length (the
 // shorter is a prefix of the longer); otherwise the keys are compared.
 func centryLess(a, b centry) bool {
-	if d := cmpKey(a.pk, b.pk, a.k0, b.k0); d != 0 {
+	if d := cmpKey(a.pk(), b.pk(), a.k0, b.k0); d != 0 {
 		return d < 0
 	}
-	return cmpKey(a.rk, b.rk, a.k1, b.k1) < 0
+	return cmpKey(a.rk(), b.rk(), a.k1, b.k1) < 0
 }
 
 func cmpKey(a, b string, pa, pb uint64) int {
@@ -151,12 +185,13 @@ func cmpKey(a, b string, pa, pb uint64) int {
 const slimMax = 64
 
 // entryOverhead approximates what a cached entity costs beyond its bytes:
-// its slot in a node (80 bytes, in nodes half full after splits) and the
+// its slot in a node (48 bytes, in nodes half full after splits) and the
 // tree's inner nodes. Measured: 100,000 entities of tablebench's shape
-// (keys 12 bytes, slim 63) held 26.3 MiB of live heap, 276 bytes each.
-const entryOverhead = 200
+// (keys 12 bytes, slim 63) loaded in key order held 182 bytes each of
+// live heap, 95 besides their bytes (259 when a slot took 80 bytes).
+const entryOverhead = 100
 
-func (e *centry) size() int64 { return int64(len(e.pk)+len(e.rk)+len(e.slim)) + entryOverhead }
+func (e *centry) size() int64 { return int64(e.npk+e.nrk+e.nsl) + entryOverhead }
 
 // btreeDegree keeps nodes small: each commit copies the nodes on the path
 // to every entity it changes (copy on write).
@@ -228,9 +263,8 @@ func (m *entryMem) entry(pk, rk string, slim []byte, ts int64, big bool) centry 
 	m.buf, m.want = m.buf[n:], m.want-n
 	copy(b[copy(b, pk):], rk)
 	copy(b[len(pk)+len(rk):], slim)
-	s := unsafe.String(unsafe.SliceData(b), n)
-	e := keyEntry(s[:len(pk)], s[len(pk):len(pk)+len(rk)])
-	e.slim, e.ts, e.big = s[len(pk)+len(rk):], ts, big
+	e := entryAt(b, len(pk), len(rk), len(slim))
+	e.ts, e.big = ts, big
 	return e
 }
 
@@ -415,29 +449,33 @@ func (fc *filterCache) evict() {
 
 // lookup returns the tree a scan of tid in a snapshot that began after
 // commit p1 may read, or nil; load says the table is not cached and
-// could be loaded.
-func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large map[string]bool, load bool) {
+// could be loaded; wait, that it is being loaded, and is closed when the
+// load ends.
+func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large map[string]bool, load bool, wait <-chan struct{}) {
 	if !fc.on() {
-		return nil, nil, false
+		return nil, nil, false, nil
 	}
 	fc.mu.RLock()
 	st := fc.tables[tid]
 	switch {
 	case st == nil:
 		fc.mu.RUnlock()
-		return nil, nil, true
+		return nil, nil, true, nil
+	case st.master == nil && st.loading:
+		defer fc.mu.RUnlock()
+		return nil, nil, false, st.loaded
 	case st.master == nil:
 		fc.mu.RUnlock()
-		return nil, nil, !st.loading
+		return nil, nil, !st.tooBig, nil
 	}
 	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
 		fc.mu.RUnlock()
-		return nil, nil, false // written since: the writer is about to apply it
+		return nil, nil, false, nil // written since: the writer is about to apply it
 	}
 	st.lastUse.Store(int64(time.Since(fc.epoch)))
 	if st.pub != nil && st.pubVer == st.ver {
 		defer fc.mu.RUnlock()
-		return st.pub, st.large, false
+		return st.pub, st.large, false, nil
 	}
 	// Publish: cloning changes master, so it takes the lock the writer
 	// changes master under. Nothing can have written the table since the
@@ -446,102 +484,15 @@ func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large 
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if st.master == nil || fc.tables[tid] != st {
-		return nil, nil, false // dropped meanwhile
+		return nil, nil, false, nil // dropped meanwhile
 	}
 	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
-		return nil, nil, false
+		return nil, nil, false, nil
 	}
 	if st.pub == nil || st.pubVer != st.ver {
 		st.pub, st.pubVer = st.master.Clone(), st.ver
 	}
-	return st.pub, st.large, false
-}
-
-// errLoadRaced ends a load that a write to its table overtook; errTooBig
-// one of a table larger than the whole cache.
-var (
-	errLoadRaced = errors.New("filter cache: table written during load")
-	errTooBig    = errors.New("filter cache: table larger than the cache")
-)
-
-// load reads tid into the cache in the background, unless it is cached
-// or being loaded already.
-func (s *Store) loadTable(tid int64) {
-	fc := &s.fc
-	fc.mu.Lock()
-	st := fc.table(tid)
-	if st.master != nil || st.loading || st.tooBig || s.closed.Load() {
-		fc.mu.Unlock()
-		return
-	}
-	st.loading = true
-	fc.loads.Add(1)
-	fc.mu.Unlock()
-	go func() {
-		defer fc.loads.Done()
-		tree, large, bytes, p1, err := s.readTable(tid, st)
-		fc.mu.Lock()
-		defer fc.mu.Unlock()
-		st.loading = false
-		if errors.Is(err, errTooBig) && fc.tables[tid] == st {
-			st.tooBig = true // every scan would read it again, in vain
-		}
-		// Installed only if nothing wrote the table since the snapshot
-		// it was read in (the writer would have applied the change to a
-		// tree that did not exist yet), and if it fits.
-		if err != nil || fc.tables[tid] != st || max(st.lastWrite, fc.lastAll) > p1 || st.master != nil || fc.total+bytes > fc.budget {
-			return
-		}
-		st.master, st.pub, st.ver, st.bytes, st.large = tree, nil, p1, bytes, large
-		fc.total += bytes
-	}()
-}
-
-// readTable reads every entity of tid in one snapshot.
-func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], large map[string]bool, bytes, p1 int64, err error) {
-	// Through a reader without the memory map: a load reads the whole
-	// table once, and a map would add every page of it to the resident
-	// set (as the kernel's page cache, but counted as the process's).
-	err = s.view(context.Background(), s.rp, func(tx *Tx) error {
-		p1 = tx.p1
-		// The snapshot begins at the first read; the table's last write
-		// is read after it (see the top of this file).
-		var n int
-		if err := tx.queryRow(`SELECT count(*) FROM tables WHERE id = ? AND account <> ?`, tid, retiredAccount).Scan(&n); err != nil {
-			return err
-		}
-		s.fc.mu.RLock()
-		raced := s.fc.tables[tid] != st || max(st.lastWrite, s.fc.lastAll) > p1
-		s.fc.mu.RUnlock()
-		if raced || n == 0 { // written since, or not a live table
-			return errLoadRaced
-		}
-		rows, err := tx.query(`SELECT pk, rk, ts, props FROM entities WHERE tid = ? ORDER BY pk, rk`, tid)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		tree, large = newTree(), map[string]bool{}
-		var mem entryMem // in key order, as scans read them
-		for i := 0; rows.Next(); i++ {
-			if i%4096 == 0 && s.closed.Load() {
-				return ErrClosed
-			}
-			pk, rk := rows.Bytes(0), rows.Bytes(1) // mem.entry copies them
-			slim, big, names := slimOf(rows.Bytes(3))
-			mem.want = entryChunk
-			e := mem.entry(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), slim, rows.Int64(2), big)
-			for _, n := range names {
-				large[n] = true
-			}
-			tree.ReplaceOrInsert(e)
-			if bytes += e.size(); bytes > s.fc.budget {
-				return errTooBig // leave it to SQLite
-			}
-		}
-		return rows.Close()
-	})
-	return tree, large, bytes, p1, err
+	return st.pub, st.large, false, nil
 }
 
 // cachedKeys renders a table's cached keys, for tests.
@@ -554,7 +505,7 @@ func (fc *filterCache) cachedKeys(tid int64) (string, bool) {
 	}
 	var b strings.Builder
 	st.master.Ascend(func(e centry) bool {
-		b.WriteString(e.pk + "|" + e.rk + ";")
+		b.WriteString(e.pk() + "|" + e.rk() + ";")
 		return true
 	})
 	return b.String(), true

@@ -48,7 +48,19 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		if err := tx.queryRow(`SELECT 1 FROM tables WHERE id = ?`, t.ID).Scan(&one); err != nil && !errors.Is(err, errNoRows) {
 			return res, err
 		}
-		tree, large, ld := tx.s.fc.lookup(t.ID, tx.p1)
+		tree, large, ld, wait := tx.s.fc.lookup(t.ID, tx.p1)
+		if wait != nil {
+			// Being loaded: the load reads the table once for every
+			// scan, each of which would cost about as much through
+			// SQLite (cacheload.go).
+			tx.s.fc.waits.Add(1)
+			select {
+			case <-wait:
+			case <-tx.ctx.Done():
+				return res, tx.ctx.Err()
+			}
+			tree, large, ld, _ = tx.s.fc.lookup(t.ID, tx.p1)
+		}
 		load = ld
 		if tree != nil && cacheable(p.match, large) {
 			tx.s.fc.hits.Add(1)

@@ -173,6 +173,7 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 	s.writerDone.Add(1)
 	go s.writer()
 	s.startCollector()
+	s.preload()
 	return s, nil
 }
 

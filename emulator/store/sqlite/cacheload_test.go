@@ -1,0 +1,168 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tableemu/tableemu/odata"
+	"github.com/tableemu/tableemu/odata/edm"
+)
+
+// writeTables creates tables of n entities each in a database in dir
+// and closes it, so that the tables are on disk before the next Open.
+func writeTables(t *testing.T, dir string, n int, names ...string) []Table {
+	t.Helper()
+	ctx := context.Background()
+	s, err := openStore(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var tbs []Table
+	for _, name := range names {
+		err = s.Update(ctx, func(tx *Tx) error {
+			tb, err := tx.CreateTable("a", name)
+			if err != nil {
+				return err
+			}
+			tbs = append(tbs, tb)
+			for i := 0; i < n; i++ {
+				e := &edm.Entity{PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%04d", i),
+					Properties: []edm.Property{{Name: "Tag", Value: edm.NewString(fmt.Sprintf("t%d", i%100))}}}
+				if err := tx.InsertEntity(tb, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tbs
+}
+
+// TestFilterCachePreload: Open reads the tables of a database of moderate
+// size into the cache before any scan asks, and scans of them read the
+// cache and answer as SQLite does. A database file larger than
+// preloadFactor times the budget is not read at Open.
+func TestFilterCachePreload(t *testing.T) {
+	dir := t.TempDir()
+	tbs := writeTables(t, dir, 1500, "one", "two")
+	ctx := context.Background()
+	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.fc.loads.Wait()
+	for _, tb := range tbs {
+		if _, ok := s.fc.cachedKeys(tb.ID); !ok {
+			t.Fatalf("table %s is not cached after Open", tb.Name)
+		}
+		want, _ := scanAll(t, s, tb, "Tag eq 't7'", 10, false)
+		got, hits := scanAll(t, s, tb, "Tag eq 't7'", 10, true)
+		if hits == 0 || got != want {
+			t.Fatalf("table %s: %d pages from the cache; got\n%s\nwant\n%s", tb.Name, hits, got, want)
+		}
+	}
+	s.Close()
+
+	fi, err := os.Stat(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = openStore(ctx, Options{Dir: dir, NoAutoIndex: true, FilterCache: fi.Size()/preloadFactor - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.fc.loads.Wait()
+	for _, tb := range tbs {
+		if _, ok := s.fc.cachedKeys(tb.ID); ok {
+			t.Fatalf("table %s was read at Open though the file is %d bytes against a budget of %d", tb.Name, fi.Size(), s.fc.budget)
+		}
+	}
+}
+
+// TestFilterCacheScanWaitsForLoad: a scan of a table being loaded waits
+// for the load and reads the cache, with the answer SQLite gives; a scan
+// whose request ends while it waits gives up with the context's error.
+func TestFilterCacheScanWaitsForLoad(t *testing.T) {
+	dir := t.TempDir()
+	tb := writeTables(t, dir, 1500, "wait")[0]
+	preloadOn = false
+	defer func() { preloadOn = true }()
+	ctx := context.Background()
+	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, _ := scanAll(t, s, tb, "Tag eq 't7'", 10, false)
+
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	loadHook = func(int64) { close(started); <-release }
+	// Before Close, which waits for the load, also when the test fails.
+	defer func() { free(); loadHook = nil }()
+	s.loadTable(tb.ID)
+	<-started
+
+	f, err := odata.ParseFilter("Tag eq 't7'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() {
+		gaveUp <- s.View(cctx, func(tx *Tx) error {
+			_, err := tx.QueryEntities(tb, EntityQuery{Filter: f, Top: 10})
+			return err
+		})
+	}()
+	waitFor(t, func() bool { return s.fc.waits.Load() == 1 })
+	cancel()
+	select {
+	case err := <-gaveUp:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a scan whose context ended while it waited: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a scan whose context ended kept waiting for the load")
+	}
+
+	type result struct {
+		out  string
+		hits int64
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, hits := scanAll(t, s, tb, "Tag eq 't7'", 10, true)
+		done <- result{out, hits}
+	}()
+	waitFor(t, func() bool { return s.fc.waits.Load() == 2 })
+	free()
+	r := <-done
+	// The table was not cached when the scan began: it read the cache
+	// only because it waited for the load.
+	if r.hits == 0 || r.out != want {
+		t.Fatalf("%d pages from the cache; got\n%s\nwant\n%s", r.hits, r.out, want)
+	}
+}
+
+// waitFor polls cond for up to a minute.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
