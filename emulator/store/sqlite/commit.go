@@ -24,6 +24,16 @@ import (
 // queue.
 const maxGroup = 64
 
+// savepoints are the statements of each closure's savepoint in a group,
+// made once rather than three strings per write.
+var savepoints = func() (sp [maxGroup]struct{ begin, release, rollback string }) {
+	for i := range sp {
+		name := fmt.Sprintf("g%d", i)
+		sp[i].begin, sp[i].release, sp[i].rollback = "SAVEPOINT "+name, "RELEASE "+name, "ROLLBACK TO "+name
+	}
+	return sp
+}()
+
 type writeReq struct {
 	ctx  context.Context
 	fn   func(*Tx) error
@@ -97,6 +107,7 @@ func (s *Store) commitGroup(group []*writeReq) {
 // runGroup runs the group's closures in one transaction on c and commits.
 func (s *Store) runGroup(c *conn, group []*writeReq) {
 	bg := context.Background()
+	defer func() { c.tx = Tx{} }() // drop the last closure's context
 	fail := func(err error) {
 		for _, r := range group {
 			if r.err == nil && r.pan == nil {
@@ -118,14 +129,16 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 			r.err = err
 			continue
 		}
-		sp := fmt.Sprintf("g%d", i)
+		sp := &savepoints[i]
 		if !single {
-			if _, err := c.exec(bg, "SAVEPOINT "+sp); err != nil {
+			if _, err := c.exec(bg, sp.begin); err != nil {
 				r.err = err
 				continue
 			}
 		}
-		tx := &Tx{s: s, c: c, ctx: r.ctx}
+		// The connection's Tx, not a new one: see conn.tx.
+		c.tx = Tx{s: s, c: c, ctx: r.ctx}
+		tx := &c.tx
 		r.err, r.pan = runClosure(tx, r.fn)
 		switch {
 		case r.err == nil && r.pan == nil:
@@ -135,7 +148,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 			cacheOps = append(cacheOps, tx.cacheOps...)
 			cacheAll = cacheAll || tx.cacheAll
 			if !single {
-				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
+				if _, err := c.exec(bg, sp.release); err != nil {
 					r.err = err
 					ok--
 					// Whether its changes stay is unknown: the
@@ -147,8 +160,8 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		default:
 			// Undo this closure alone; the savepoint must still be
 			// released to leave the transaction's nesting as it was.
-			_, err1 := c.exec(bg, "ROLLBACK TO "+sp)
-			_, err2 := c.exec(bg, "RELEASE "+sp)
+			_, err1 := c.exec(bg, sp.rollback)
+			_, err2 := c.exec(bg, sp.release)
 			if err := errors.Join(err1, err2); err != nil {
 				// The transaction is in an unknown state: give up on
 				// the whole group.

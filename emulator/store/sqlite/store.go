@@ -429,7 +429,15 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 	// Read-only: ROLLBACK ends the snapshot whatever fn did, and runs
 	// even if fn panics, so the connection goes back to the pool clean.
 	defer c.exec(context.Background(), "ROLLBACK")
-	return fn(&Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen, p1: p1})
+	return c.run(Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen, p1: p1}, fn)
+}
+
+// run calls fn with t as the transaction, kept in the connection rather
+// than allocated: a Tx is valid only inside its closure.
+func (c *conn) run(t Tx, fn func(*Tx) error) error {
+	c.tx = t
+	defer func() { c.tx = Tx{} }() // drop the closure's context
+	return fn(&c.tx)
 }
 
 // (Update, which groups commits, is in commit.go.)
