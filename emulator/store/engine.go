@@ -52,7 +52,8 @@ type EngineTx interface {
 	// QueryTables lists an account's tables ordered by lower-cased name.
 	QueryTables(account string, q TableQuery) (TablePage, error)
 
-	// GetEntity reads one entity; ErrEntityNotFound if absent.
+	// GetEntity reads one entity; ErrEntityNotFound if absent. The
+	// entity is a new copy, the caller's to change.
 	GetEntity(t Table, pk, rk string) (*edm.Entity, error)
 	// ReadEntity is GetEntity for a caller that is done with the entity
 	// when fn returns (a point read encodes it there): fn is called once

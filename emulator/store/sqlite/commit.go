@@ -137,7 +137,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 			}
 		}
 		// The connection's Tx, not a new one: see conn.tx.
-		c.tx = Tx{s: s, c: c, ctx: r.ctx}
+		c.tx = Tx{s: s, c: c, ctx: r.ctx, committedTables: !tablesChanged, tablesGen: s.tables.gen.Load()}
 		tx := &c.tx
 		r.err, r.pan = runClosure(tx, r.fn)
 		switch {

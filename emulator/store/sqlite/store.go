@@ -344,6 +344,11 @@ type Tx struct {
 	tablesGen uint64
 	// tablesChanged: this write transaction created or deleted a table.
 	tablesChanged bool
+	// committedTables: this write transaction, until it changes one,
+	// sees the tables as last committed (no closure before it in its
+	// group changed them), so it may use the table cache; tablesGen is
+	// then the current generation.
+	committedTables bool
 	// garbage: this write transaction retired tables or snapshots, whose
 	// rows the collector deletes once it commits (gc.go).
 	garbage bool
