@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Group commit. Every commit has a fixed cost: SQLite appends the pages it
@@ -35,36 +36,48 @@ var savepoints = func() (sp [maxGroup]struct{ begin, release, rollback string })
 }()
 
 type writeReq struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	err  error
-	pan  any // a panic in fn, re-raised in the caller's goroutine
+	ctx context.Context
+	fn  func(*Tx) error
+	err error
+	pan any // a panic in fn, re-raised in the caller's goroutine
+	// done receives one value once the closure's group committed or
+	// failed. It is buffered and the request reused (writeReqs): a new
+	// request and channel were two allocations of every write.
 	done chan struct{}
 }
+
+var writeReqs = sync.Pool{New: func() any { return &writeReq{done: make(chan struct{}, 1)} }}
 
 // Update runs fn in a write transaction: if fn returns nil its changes
 // commit before Update returns (see Options.Fsync for how durably),
 // otherwise nothing it did stays.
 // fn runs on the writer goroutine; it must not call Update or View.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	req := writeReqs.Get().(*writeReq)
+	req.ctx, req.fn = ctx, fn
 	select {
 	case s.writes <- req:
 	case <-s.quit:
+		req.ctx, req.fn = nil, nil
+		writeReqs.Put(req)
 		return ErrClosed
 	}
 	// Wait even if ctx ends: fn may be running, and the caller must learn
 	// whether it committed. A cancelled ctx fails fn's statements instead.
 	<-req.done
-	if req.pan != nil {
-		panic(req.pan)
+	err, pan := req.err, req.pan
+	*req = writeReq{done: req.done} // the writer is done with it
+	writeReqs.Put(req)
+	if pan != nil {
+		panic(pan)
 	}
-	return req.err
+	return err
 }
 
 // writer runs groups of Update closures until Close.
 func (s *Store) writer() {
 	defer s.writerDone.Done()
+	group := make([]*writeReq, 0, maxGroup)
 	for {
 		var first *writeReq
 		select {
@@ -72,7 +85,7 @@ func (s *Store) writer() {
 		case <-s.quit:
 			return
 		}
-		group := []*writeReq{first}
+		group = append(group[:0], first)
 	gather:
 		for len(group) < maxGroup {
 			select {
@@ -86,8 +99,9 @@ func (s *Store) writer() {
 			s.largestGroup.Store(n)
 		}
 		s.commitGroup(group)
-		for _, r := range group {
-			close(r.done)
+		for i, r := range group {
+			group[i] = nil
+			r.done <- struct{}{} // its last use of r: see Update
 		}
 	}
 }
