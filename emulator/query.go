@@ -49,6 +49,9 @@ func (s *Server) getEntity(c *call) error {
 // readPoint is getEntity's transaction, c.pointRead: it reads the entity
 // c addresses and encodes it into c.point.body.
 func (c *call) readPoint(tx *store.Tx) error {
+	// An engine may run the closure again (PostgreSQL's ViewPoint, when
+	// its first statement went alone): start the body afresh.
+	c.point.body = c.point.body[:0]
 	t, err := entityTable(tx, c)
 	if err != nil {
 		return err
