@@ -53,14 +53,18 @@ type call struct {
 	// Response header values (safe to reuse: see release).
 	idHdr, etagHdr, locHdr [1]string
 
-	// A point read's closure and what it reads (getEntity), made once
-	// per call: a closure made per request is an allocation, and so are
-	// the variables it captures.
-	pointRead func(*store.Tx) error
-	point     struct {
+	// A point read's closures (its transaction, and the callback that
+	// encodes the entity the store lends) and what they share
+	// (getEntity), made once per call: a closure made per request is an
+	// allocation, and so are the variables it captures.
+	pointRead   func(*store.Tx) error
+	pointEncode func(*edm.Entity) error
+	point       struct {
 		hidden bool
+		sel    []string
 		t      store.Table
-		e      *edm.Entity
+		ts     int64  // the entity's Timestamp, for the ETag
+		body   []byte // the response, encoded in the transaction
 	}
 }
 
@@ -69,7 +73,7 @@ type call struct {
 // request is answered (release), so nothing of net/http still reads it.
 var callPool = sync.Pool{New: func() any {
 	c := &call{vars: map[string]string{}, scratch: make([]byte, 0, 512)}
-	c.pointRead = c.readPoint
+	c.pointRead, c.pointEncode = c.readPoint, c.encodePoint
 	return c
 }}
 
@@ -77,7 +81,7 @@ var callPool = sync.Pool{New: func() any {
 func newCall(s *Server, w http.ResponseWriter, r *http.Request) *call {
 	c := callPool.Get().(*call)
 	*c = call{s: s, r: r, reqID: newRequestID(), verb: r.Method,
-		vars: c.vars, noQuery: c.noQuery, scratch: c.scratch, pointRead: c.pointRead}
+		vars: c.vars, noQuery: c.noQuery, scratch: c.scratch, pointRead: c.pointRead, pointEncode: c.pointEncode}
 	c.sw.ResponseWriter = w
 	c.w = &c.sw
 	return c
@@ -94,7 +98,7 @@ func (c *call) release() {
 		return
 	}
 	// Drop what the request referenced.
-	*c = call{vars: c.vars, noQuery: c.noQuery, scratch: c.scratch, pointRead: c.pointRead}
+	*c = call{vars: c.vars, noQuery: c.noQuery, scratch: c.scratch, pointRead: c.pointRead, pointEncode: c.pointEncode}
 	callPool.Put(c)
 }
 

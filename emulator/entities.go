@@ -123,11 +123,12 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 
 // merge applies a Merge body to the stored entity: properties in the body
 // replace value and type, the others stay (docs/protocol.md 3.12); apply then
-// sorts the result by name.
+// sorts the result by name. The result takes over old's property slice
+// (old is GetEntity's copy, which apply no longer reads): a new slice was
+// a tenth of a merge's allocation.
 func merge(old, body *edm.Entity) *edm.Entity {
-	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey}
-	out.Properties = make([]edm.Property, 0, len(old.Properties)+len(body.Properties))
-	out.Properties = append(out.Properties, old.Properties...)
+	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey, Properties: old.Properties}
+	old.Properties = nil
 	for _, p := range body.Properties {
 		replaced := false
 		for i := range out.Properties {

@@ -26,25 +26,32 @@ func (s *Server) getEntity(c *call) error {
 			return err
 		}
 	}
-	c.point.hidden = hidden
+	// The entity is encoded inside the transaction, while the store
+	// lends it (store.ReadEntity): its row is not copied.
+	c.point.hidden, c.point.sel = hidden, sel
+	b := getBuf()
+	c.point.body = (*b)[:0]
 	if err := s.store.ViewPoint(c.r.Context(), c.pointRead); err != nil {
+		putBuf(b)
 		return err
 	}
-	t, e := c.point.t, c.point.e
 	if s.ins != nil {
-		s.ins.query(c, t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
+		s.ins.query(c, c.point.t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
-	c.etagHdr[0] = wire.ETag(e.Timestamp)
+	c.etagHdr[0] = wire.ETag(c.point.ts)
 	c.w.Header()["Etag"] = c.etagHdr[:] // canonical spelling: see ServeHTTP
-	b := getBuf()
-	c.writeJSON(http.StatusOK, wire.AppendEntityDocument((*b)[:0], e, c.encodeOptions(t.Name, sel)))
+	c.writeJSON(http.StatusOK, c.point.body)
+	*b = c.point.body // keep what the buffer grew to
 	putBuf(b)
 	return nil
 }
 
 // readPoint is getEntity's transaction, c.pointRead: it reads the entity
-// c addresses into c.point.
+// c addresses and encodes it into c.point.body.
 func (c *call) readPoint(tx *store.Tx) error {
+	// An engine may run the closure again (PostgreSQL's ViewPoint, when
+	// its first statement went alone): start the body afresh.
+	c.point.body = c.point.body[:0]
 	t, err := entityTable(tx, c)
 	if err != nil {
 		return err
@@ -53,8 +60,15 @@ func (c *call) readPoint(tx *store.Tx) error {
 	if c.point.hidden {
 		return outOfRangeRead()
 	}
-	c.point.e, err = tx.GetEntity(t, c.res.pk, c.res.rk)
-	return storeErr(err)
+	return storeErr(tx.ReadEntity(t, c.res.pk, c.res.rk, c.pointEncode))
+}
+
+// encodePoint is readPoint's ReadEntity callback, c.pointEncode: it
+// encodes e, which is valid only during the call, into c.point.body.
+func (c *call) encodePoint(e *edm.Entity) error {
+	c.point.ts = e.Timestamp
+	c.point.body = wire.AppendEntityDocument(c.point.body, e, c.encodeOptions(c.point.t.Name, c.point.sel))
+	return nil
 }
 
 // queryEntities: GET /<table>() with $filter, $select, $top and the

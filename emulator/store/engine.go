@@ -52,8 +52,15 @@ type EngineTx interface {
 	// QueryTables lists an account's tables ordered by lower-cased name.
 	QueryTables(account string, q TableQuery) (TablePage, error)
 
-	// GetEntity reads one entity; ErrEntityNotFound if absent.
+	// GetEntity reads one entity; ErrEntityNotFound if absent. The
+	// entity is a new copy, the caller's to change.
 	GetEntity(t Table, pk, rk string) (*edm.Entity, error)
+	// ReadEntity is GetEntity for a caller that is done with the entity
+	// when fn returns (a point read encodes it there): fn is called once
+	// with it and its error returned; ErrEntityNotFound, without calling
+	// fn, if absent. e, its properties and the strings in them may point
+	// into the engine's buffers and are valid only during the call.
+	ReadEntity(t Table, pk, rk string, fn func(e *edm.Entity) error) error
 	// InsertEntity stores a new entity and sets its Timestamp;
 	// ErrEntityExists if the keys are taken.
 	InsertEntity(t Table, e *edm.Entity) error

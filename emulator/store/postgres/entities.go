@@ -60,6 +60,17 @@ func (tx *Tx) GetEntity(t store.Table, pk, rk string) (*edm.Entity, error) {
 	return e, nil
 }
 
+// ReadEntity calls fn with the entity GetEntity reads. pgx hands the row
+// over already copied into Go memory, so there is no buffer to save a copy
+// of: this is GetEntity under the contract's other shape.
+func (tx *Tx) ReadEntity(t store.Table, pk, rk string, fn func(*edm.Entity) error) error {
+	e, err := tx.GetEntity(t, pk, rk)
+	if err != nil {
+		return err
+	}
+	return fn(e)
+}
+
 // InsertEntity stores a new entity and sets its Timestamp;
 // store.ErrEntityExists if the keys are taken (without aborting the
 // transaction, as a unique violation would).

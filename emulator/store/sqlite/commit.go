@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Group commit. Every commit has a fixed cost: SQLite appends the pages it
@@ -24,37 +25,59 @@ import (
 // queue.
 const maxGroup = 64
 
+// savepoints are the statements of each closure's savepoint in a group,
+// made once rather than three strings per write.
+var savepoints = func() (sp [maxGroup]struct{ begin, release, rollback string }) {
+	for i := range sp {
+		name := fmt.Sprintf("g%d", i)
+		sp[i].begin, sp[i].release, sp[i].rollback = "SAVEPOINT "+name, "RELEASE "+name, "ROLLBACK TO "+name
+	}
+	return sp
+}()
+
 type writeReq struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	err  error
-	pan  any // a panic in fn, re-raised in the caller's goroutine
+	ctx context.Context
+	fn  func(*Tx) error
+	err error
+	pan any // a panic in fn, re-raised in the caller's goroutine
+	// done receives one value once the closure's group committed or
+	// failed. It is buffered and the request reused (writeReqs): a new
+	// request and channel were two allocations of every write.
 	done chan struct{}
 }
+
+var writeReqs = sync.Pool{New: func() any { return &writeReq{done: make(chan struct{}, 1)} }}
 
 // Update runs fn in a write transaction: if fn returns nil its changes
 // commit before Update returns (see Options.Fsync for how durably),
 // otherwise nothing it did stays.
 // fn runs on the writer goroutine; it must not call Update or View.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	req := writeReqs.Get().(*writeReq)
+	req.ctx, req.fn = ctx, fn
 	select {
 	case s.writes <- req:
 	case <-s.quit:
+		req.ctx, req.fn = nil, nil
+		writeReqs.Put(req)
 		return ErrClosed
 	}
 	// Wait even if ctx ends: fn may be running, and the caller must learn
 	// whether it committed. A cancelled ctx fails fn's statements instead.
 	<-req.done
-	if req.pan != nil {
-		panic(req.pan)
+	err, pan := req.err, req.pan
+	*req = writeReq{done: req.done} // the writer is done with it
+	writeReqs.Put(req)
+	if pan != nil {
+		panic(pan)
 	}
-	return req.err
+	return err
 }
 
 // writer runs groups of Update closures until Close.
 func (s *Store) writer() {
 	defer s.writerDone.Done()
+	group := make([]*writeReq, 0, maxGroup)
 	for {
 		var first *writeReq
 		select {
@@ -62,7 +85,7 @@ func (s *Store) writer() {
 		case <-s.quit:
 			return
 		}
-		group := []*writeReq{first}
+		group = append(group[:0], first)
 	gather:
 		for len(group) < maxGroup {
 			select {
@@ -76,8 +99,9 @@ func (s *Store) writer() {
 			s.largestGroup.Store(n)
 		}
 		s.commitGroup(group)
-		for _, r := range group {
-			close(r.done)
+		for i, r := range group {
+			group[i] = nil
+			r.done <- struct{}{} // its last use of r: see Update
 		}
 	}
 }
@@ -97,6 +121,7 @@ func (s *Store) commitGroup(group []*writeReq) {
 // runGroup runs the group's closures in one transaction on c and commits.
 func (s *Store) runGroup(c *conn, group []*writeReq) {
 	bg := context.Background()
+	defer func() { c.tx = Tx{} }() // drop the last closure's context
 	fail := func(err error) {
 		for _, r := range group {
 			if r.err == nil && r.pan == nil {
@@ -118,14 +143,16 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 			r.err = err
 			continue
 		}
-		sp := fmt.Sprintf("g%d", i)
+		sp := &savepoints[i]
 		if !single {
-			if _, err := c.exec(bg, "SAVEPOINT "+sp); err != nil {
+			if _, err := c.exec(bg, sp.begin); err != nil {
 				r.err = err
 				continue
 			}
 		}
-		tx := &Tx{s: s, c: c, ctx: r.ctx}
+		// The connection's Tx, not a new one: see conn.tx.
+		c.tx = Tx{s: s, c: c, ctx: r.ctx, committedTables: !tablesChanged, tablesGen: s.tables.gen.Load()}
+		tx := &c.tx
 		r.err, r.pan = runClosure(tx, r.fn)
 		switch {
 		case r.err == nil && r.pan == nil:
@@ -135,7 +162,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 			cacheOps = append(cacheOps, tx.cacheOps...)
 			cacheAll = cacheAll || tx.cacheAll
 			if !single {
-				if _, err := c.exec(bg, "RELEASE "+sp); err != nil {
+				if _, err := c.exec(bg, sp.release); err != nil {
 					r.err = err
 					ok--
 					// Whether its changes stay is unknown: the
@@ -147,8 +174,8 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		default:
 			// Undo this closure alone; the savepoint must still be
 			// released to leave the transaction's nesting as it was.
-			_, err1 := c.exec(bg, "ROLLBACK TO "+sp)
-			_, err2 := c.exec(bg, "RELEASE "+sp)
+			_, err1 := c.exec(bg, sp.rollback)
+			_, err2 := c.exec(bg, sp.release)
 			if err := errors.Join(err1, err2); err != nil {
 				// The transaction is in an unknown state: give up on
 				// the whole group.

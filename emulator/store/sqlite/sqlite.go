@@ -5,10 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"unsafe"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // SQLite is used through its C API (modernc.org/sqlite/lib, SQLite
@@ -46,6 +50,12 @@ type conn struct {
 	// are bound, so that SQLite never holds a pointer to Go memory.
 	scratch    uintptr
 	scratchCap int
+	// tx is the transaction of the closure that holds the connection
+	// (view, runGroup), and ent the entity ReadEntity hands out, with its
+	// property slice: both live as long as the connection, since each was
+	// an allocation of every request, and neither outlives its closure.
+	tx  Tx
+	ent *edm.Entity
 }
 
 // openConn opens path (a file name, or ":memory:") and runs the pragmas.
@@ -133,7 +143,7 @@ func (c *conn) prepare(q string) (st uintptr, own bool, err error) {
 	}
 	st = *(*uintptr)(cptr(p))
 	if st == 0 {
-		return 0, false, fmt.Errorf("sqlite: empty statement %q", q)
+		return 0, false, fmt.Errorf("sqlite: empty statement %q", strings.Clone(q))
 	}
 	if !own {
 		if len(c.stmts) >= maxCachedStmts {
@@ -144,7 +154,9 @@ func (c *conn) prepare(q string) (st uintptr, own bool, err error) {
 				}
 			}
 		}
-		c.stmts[q] = st
+		// A copy for the key, so that q does not escape: queryRow's
+		// arguments travel with it and would escape too.
+		c.stmts[strings.Clone(q)] = st
 	}
 	return st, own, nil
 }
@@ -194,7 +206,9 @@ func (c *conn) bind(st uintptr, args []any) error {
 			}
 			rc = sqlite3.Xsqlite3_bind_blob(c.tls, st, n, c.cbytes(unsafe.String(unsafe.SliceData(v), len(v))), int32(len(v)), sqlite3.SQLITE_TRANSIENT)
 		default:
-			return fmt.Errorf("sqlite: cannot bind %T", a)
+			// The type alone: formatting a itself would make every
+			// argument escape, an allocation per value bound.
+			return fmt.Errorf("sqlite: cannot bind %s", reflect.TypeOf(a))
 		}
 		if rc != sqlite3.SQLITE_OK {
 			return c.err(rc)
@@ -205,29 +219,40 @@ func (c *conn) bind(st uintptr, args []any) error {
 
 // query starts q; the caller steps the rows and must Close them.
 func (c *conn) query(ctx context.Context, q string, args ...any) (*rows, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	st, own, err := c.prepare(q)
-	if err != nil {
-		return nil, err
-	}
-	r := &rows{c: c, st: st, own: own}
-	if n := int(sqlite3.Xsqlite3_bind_parameter_count(c.tls, st)); n != len(args) {
-		r.Close()
-		return nil, fmt.Errorf("sqlite: %d arguments for %d parameters in %q", len(args), n, q)
-	}
-	if err := c.bind(st, args); err != nil {
-		r.Close()
+	r := &rows{}
+	if err := c.open(r, ctx, q, args); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
+// open starts q in r, which the caller steps and must Close. exec, queryRow
+// and point reads keep r on their stack: a query's rows were an allocation
+// of their own, three per point read with its BEGIN and ROLLBACK.
+func (c *conn) open(r *rows, ctx context.Context, q string, args []any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st, own, err := c.prepare(q)
+	if err != nil {
+		return err
+	}
+	*r = rows{c: c, st: st, own: own}
+	if n := int(sqlite3.Xsqlite3_bind_parameter_count(c.tls, st)); n != len(args) {
+		r.Close()
+		return fmt.Errorf("sqlite: %d arguments for %d parameters in %q", len(args), n, strings.Clone(q))
+	}
+	if err := c.bind(st, args); err != nil {
+		r.Close()
+		return err
+	}
+	return nil
+}
+
 // exec runs q to completion and returns how many rows it changed.
 func (c *conn) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	r, err := c.query(ctx, q, args...)
-	if err != nil {
+	var r rows
+	if err := c.open(&r, ctx, q, args); err != nil {
 		return 0, err
 	}
 	for r.Next() {
@@ -257,8 +282,8 @@ func (c *conn) execScript(ctx context.Context, script string) error {
 
 // queryRow runs q and scans its first row into dest; errNoRows if none.
 func (c *conn) queryRow(ctx context.Context, q string, args []any, dest ...any) error {
-	r, err := c.query(ctx, q, args...)
-	if err != nil {
+	var r rows
+	if err := c.open(&r, ctx, q, args); err != nil {
 		return err
 	}
 	if !r.Next() {
@@ -267,7 +292,7 @@ func (c *conn) queryRow(ctx context.Context, q string, args []any, dest ...any) 
 		}
 		return errNoRows
 	}
-	err = r.Scan(dest...)
+	err := r.Scan(dest...)
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}
@@ -351,7 +376,7 @@ func (r *rows) Scan(dest ...any) error {
 				*p = nil
 			}
 		default:
-			return fmt.Errorf("sqlite: cannot scan into %T", d)
+			return fmt.Errorf("sqlite: cannot scan into %s", reflect.TypeOf(d))
 		}
 	}
 	return nil

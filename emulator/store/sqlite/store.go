@@ -345,6 +345,11 @@ type Tx struct {
 	tablesGen uint64
 	// tablesChanged: this write transaction created or deleted a table.
 	tablesChanged bool
+	// committedTables: this write transaction, until it changes one,
+	// sees the tables as last committed (no closure before it in its
+	// group changed them), so it may use the table cache; tablesGen is
+	// then the current generation.
+	committedTables bool
 	// garbage: this write transaction retired tables or snapshots, whose
 	// rows the collector deletes once it commits (gc.go).
 	garbage bool
@@ -430,7 +435,15 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 	// Read-only: ROLLBACK ends the snapshot whatever fn did, and runs
 	// even if fn panics, so the connection goes back to the pool clean.
 	defer c.exec(context.Background(), "ROLLBACK")
-	return fn(&Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen, p1: p1})
+	return c.run(Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen, p1: p1}, fn)
+}
+
+// run calls fn with t as the transaction, kept in the connection rather
+// than allocated: a Tx is valid only inside its closure.
+func (c *conn) run(t Tx, fn func(*Tx) error) error {
+	c.tx = t
+	defer func() { c.tx = Tx{} }() // drop the closure's context
+	return fn(&c.tx)
 }
 
 // (Update, which groups commits, is in commit.go.)

@@ -36,6 +36,7 @@ func Run(t *testing.T, open Open) {
 		{"QueryTables", testQueryTables},
 		{"Rollback", testRollback},
 		{"Entities", testEntities},
+		{"ReadEntity", testReadEntity},
 		{"EveryType", testEveryType},
 		{"KeyOrder", testKeyOrder},
 		{"Continuation", testContinuation},
