@@ -15,8 +15,11 @@ func SlimProps(b []byte, max int, dropped func(name []byte)) (slim []byte, any b
 	if !ok || typ != jbObject || i+n != len(b) {
 		return nil, false, errProps
 	}
-	body := i
-	var out []byte
+	// Two passes, so that the slim form is one allocation of its own
+	// size: it is made for every write and every entity a load reads,
+	// and a buffer the size of b (1 KiB for an entity with one long
+	// value) was most of what a write allocated for the cache.
+	body, keep := i, 0
 	for i < len(b) {
 		_, ks, kn, ok := jbHead(b, i)
 		if !ok || ks+kn >= len(b) {
@@ -27,19 +30,25 @@ func SlimProps(b []byte, max int, dropped func(name []byte)) (slim []byte, any b
 			return nil, false, errProps
 		}
 		if vn > max {
-			if kn >= 2 {
-				dropped(b[ks : ks+kn-2])
-			}
-			if out == nil {
-				out = append(make([]byte, 0, len(b)), b[body:i]...)
-			}
-		} else if out != nil {
-			out = append(out, b[i:vs+vn]...)
+			any = true
+		} else {
+			keep += vs + vn - i
 		}
 		i = vs + vn
 	}
-	if out == nil {
+	if !any {
 		return b, false, nil
 	}
-	return append(appendHeader(make([]byte, 0, len(out)+5), jbObject, len(out)), out...), true, nil
+	out := appendHeader(make([]byte, 0, keep+5), jbObject, keep)
+	for i = body; i < len(b); {
+		_, ks, kn, _ := jbHead(b, i)
+		_, vs, vn, _ := jbHead(b, ks+kn)
+		if vn <= max {
+			out = append(out, b[i:vs+vn]...)
+		} else if kn >= 2 {
+			dropped(b[ks : ks+kn-2])
+		}
+		i = vs + vn
+	}
+	return out, true, nil
 }
