@@ -50,9 +50,9 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		}
 		tree, large, ld, wait := tx.s.fc.lookup(t.ID, tx.p1)
 		if wait != nil {
-			// Being loaded: the load reads the table once for every
-			// scan, each of which would cost about as much through
-			// SQLite (cacheload.go).
+			// Being loaded: one load serves every scan that arrives
+			// meanwhile, where scanning SQLite beside it would read the
+			// whole table again for each (cacheload.go).
 			tx.s.fc.waits.Add(1)
 			select {
 			case <-wait:
