@@ -238,29 +238,7 @@ func TestFilterCacheSnapshots(t *testing.T) {
 func TestFilterCacheLoads(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	s, err := openStore(ctx, Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tb Table
-	err = s.Update(ctx, func(tx *Tx) error {
-		var err error
-		if tb, err = tx.CreateTable("a", "load"); err != nil {
-			return err
-		}
-		for i := 0; i < 2000; i++ {
-			e := &edm.Entity{PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%04d", i),
-				Properties: []edm.Property{{Name: "Tag", Value: edm.NewString(fmt.Sprintf("t%d", i%100))}}}
-			if err := tx.InsertEntity(tb, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	tb := writeTables(t, dir, 2000, "load")[0]
 	preloadOn = false // the first scan loads the table (see TestFilterCachePreload)
 	defer func() { preloadOn = true }()
 	for _, budget := range []int64{1 << 10, 0} {
