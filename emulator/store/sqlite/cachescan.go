@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"unsafe"
 
 	"github.com/google/btree"
@@ -27,6 +28,22 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 	ev := cacheRow{}
 	get := ev.lookup
 	var e edm.Entity
+	// The entities read from SQLite here are scattered over the file, a
+	// page each. Through the memory map every such page would stay in the
+	// resident set while the map lasts (a million entities' scans held
+	// 780 MiB of it: docs/benchmarks.md), where with read() they are the
+	// kernel's page cache and 2 MiB of the reader's. SQLite applies
+	// mmap_size when the pragma is prepared, to the connection's pager
+	// (later pages are read, pages already mapped stay until it remaps),
+	// so execScript, which prepares each time, runs it.
+	unmapped := false
+	defer func() {
+		if unmapped {
+			if merr := tx.c.execScript(context.Background(), "PRAGMA "+mmapOn); merr != nil && err == nil {
+				err = merr
+			}
+		}
+	}()
 	walk := func(c centry) bool {
 		switch keyCheck(conds, &c) {
 		case keySkip:
@@ -58,6 +75,12 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(c.pk()), fromSortKey(c.rk()), c.ts
 		props := bytesOf(c.slim())
 		if c.big {
+			if tx.c.mapped && !unmapped {
+				if err = tx.c.execScript(tx.ctx, "PRAGMA mmap_size = 0"); err != nil {
+					return false
+				}
+				unmapped = true
+			}
 			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, c.pk(), c.rk()).Scan(&props); err != nil {
 				return false
 			}

@@ -56,6 +56,9 @@ type conn struct {
 	// an allocation of every request, and neither outlives its closure.
 	tx  Tx
 	ent *edm.Entity
+	// mapped: the connection reads the database through a memory map
+	// (Store.r); see Tx.unmap.
+	mapped bool
 }
 
 // openConn opens path (a file name, or ":memory:") and runs the pragmas.

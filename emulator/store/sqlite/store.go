@@ -203,9 +203,7 @@ func (s *Store) openPools(dir, sync string, inMemory bool) {
 	// page cache would otherwise re-read them with a system call each
 	// (but see rp).
 	pragmas := []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = " + sync, "foreign_keys = 1"}
-	// 2 GiB less 64 KiB: SQLite clamps larger sizes to its
-	// SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
-	mapped := slices.Concat(pragmas, []string{"mmap_size = 2147418112"})
+	mapped := slices.Concat(pragmas, []string{mmapOn})
 	// The writer reads with pread into its own page cache, which its
 	// commits do not invalidate: it touches few pages (the right edge of
 	// the b-tree, the entities it rewrites), and a map of the file only
@@ -214,12 +212,20 @@ func (s *Store) openPools(dir, sync string, inMemory bool) {
 		return openConn(s.path, rw, slices.Concat(pragmas, []string{writerCache}))
 	})
 	s.r = newPool(mappedReaders, func() (*conn, error) {
-		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
+		c, err := openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
+		if c != nil {
+			c.mapped = true
+		}
+		return c, err
 	})
 	s.rp = newPool(maxReaders, func() (*conn, error) {
 		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
 	})
 }
+
+// mmapOn maps 2 GiB less 64 KiB of the file: SQLite clamps larger sizes
+// to its SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
+const mmapOn = "mmap_size = 2147418112"
 
 // Path is the database file, or ":memory:" in memory mode.
 func (s *Store) Path() string {
