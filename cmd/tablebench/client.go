@@ -191,8 +191,9 @@ func (t *target) batch(table string, entities []entity) error {
 	if err := expect(resp, body, err, http.StatusAccepted); err != nil {
 		return err
 	}
-	if bytes.Contains(body, []byte("odata.error")) {
-		return fmt.Errorf("batch failed: %.300s", body)
+	if i := bytes.Index(body, []byte("odata.error")); i >= 0 {
+		// From the error on: the part headers before it are long.
+		return fmt.Errorf("batch failed: %.300s", body[i:])
 	}
 	return nil
 }
