@@ -52,7 +52,17 @@ func (s *Store) preload() {
 	if !fc.on() || s.mem != nil || !preloadOn {
 		return
 	}
-	if fi, err := os.Stat(s.path); err != nil || fi.Size() > preloadFactor*fc.budget {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return
+	}
+	size := fi.Size()
+	// After a kill the write-ahead log may hold most of the data, not
+	// yet copied into the file.
+	if wal, err := os.Stat(s.path + "-wal"); err == nil {
+		size += wal.Size()
+	}
+	if size > preloadFactor*fc.budget {
 		return
 	}
 	fc.loads.Add(1)
