@@ -57,7 +57,8 @@ type conn struct {
 	tx  Tx
 	ent *edm.Entity
 	// mapped: the connection reads the database through a memory map
-	// (Store.r); see Tx.unmap.
+	// (Store.r), which a scan answered from the filter cache turns off
+	// while it reads entities from SQLite (Tx.scanCached).
 	mapped bool
 }
 
