@@ -181,7 +181,7 @@ func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], l
 				return ErrClosed
 			}
 			pk, rk := rows.Bytes(0), rows.Bytes(1) // mem.entry copies them
-			slim, big, names := slimOf(rows.Bytes(3))
+			slim, big, names := slimOf(rows.Bytes(3), large)
 			mem.want = entryChunk
 			e := mem.entry(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), slim, rows.Int64(2), big)
 			for _, n := range names {

@@ -225,3 +225,158 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestFilterCacheLoadRacesWrites: a write to a table the cache does not
+// hold records no entity for it (opTouch), and a load that races such
+// writes never leaves the cache without one of them. First the worst
+// interleaving, forced: the load reads the table and installs its tree
+// after the write was recorded and before it commits. Then loads again
+// and again beside a stream of inserts, replaces and deletes. After
+// each, the cache holds SQLite's keys, or nothing, and scans from it
+// answer as scans of SQLite.
+func TestFilterCacheLoadRacesWrites(t *testing.T) {
+	dir := t.TempDir()
+	tb := writeTables(t, dir, 1500, "race")[0]
+	preloadOn = false
+	defer func() { preloadOn = true }()
+	ctx := context.Background()
+	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(tx *Tx, i int, tag string) error {
+		return tx.PutEntity(tb, &edm.Entity{PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%04d", i),
+			Properties: []edm.Property{{Name: "Tag", Value: edm.NewString(tag)}}}, 0)
+	}
+	check := func(when string) {
+		t.Helper()
+		if keys, ok := s.fc.cachedKeys(tb.ID); ok && keys != sqliteKeys(t, s, tb.ID) {
+			t.Fatalf("%s: the cache's keys differ from SQLite's", when)
+		}
+		want, _ := scanAll(t, s, tb, "Tag eq 't7'", 100, false)
+		if got, _ := scanAll(t, s, tb, "Tag eq 't7'", 100, true); got != want {
+			t.Fatalf("%s: from the cache\n%s\nfrom SQLite\n%s", when, got, want)
+		}
+	}
+	// The table's first write makes it known to the cache as not held.
+	if err := s.Update(ctx, func(tx *Tx) error { return put(tx, 2000, "t1") }); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(ctx, func(tx *Tx) error {
+		if err := put(tx, 2001, "t7"); err != nil {
+			return err
+		}
+		if op := tx.cacheOps[len(tx.cacheOps)-1]; op.kind != opTouch || op.slim != nil {
+			t.Errorf("a write to a table the cache does not hold made its slim form (op %d)", op.kind)
+		}
+		s.loadTable(tb.ID) // reads the snapshot before this write
+		waitFor(t, func() bool { _, ok := s.fc.cachedKeys(tb.ID); return ok })
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.fc.cachedKeys(tb.ID); ok {
+		t.Fatal("the tree installed between a write and its commit was kept")
+	}
+	check("after a load installed between a write and its commit")
+
+	n := 0
+	for round := 0; round < 30; round++ {
+		s.fc.mu.Lock()
+		if st := s.fc.tables[tb.ID]; st != nil && st.master != nil {
+			s.fc.forget(st)
+		}
+		s.fc.mu.Unlock()
+		stop, wrote := make(chan struct{}), make(chan error, 1)
+		go func() {
+			for ; ; n++ {
+				select {
+				case <-stop:
+					wrote <- nil
+					return
+				default:
+				}
+				err := s.Update(ctx, func(tx *Tx) error {
+					i := n * 7 % 2200
+					if n%5 == 4 {
+						if err := tx.DeleteEntity(tb, fmt.Sprintf("p%d", i%10), fmt.Sprintf("r%04d", i)); err != ErrEntityNotFound {
+							return err
+						}
+						return nil
+					}
+					return put(tx, i, fmt.Sprintf("t%d", n%11))
+				})
+				if err != nil {
+					wrote <- err
+					return
+				}
+			}
+		}()
+		s.loadTable(tb.ID)
+		s.fc.loads.Wait()
+		close(stop)
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+		// Compared once the writes stopped: both scans see one state.
+		check(fmt.Sprintf("round %d", round))
+	}
+}
+
+// TestFilterCacheLargeNamesAfterReload: a write records only the names of
+// its large values its table's cache did not know; should the table's tree
+// be replaced before the write commits — forgotten, then loaded from a
+// snapshot in which no entity has a large value of that name — the name
+// still ends up in the new tree's list, and a filter on it reads SQLite,
+// which holds the value the slim form left out.
+func TestFilterCacheLargeNamesAfterReload(t *testing.T) {
+	dir := t.TempDir()
+	tb := writeTables(t, dir, 10, "names")[0]
+	preloadOn = false
+	defer func() { preloadOn = true }()
+	ctx := context.Background()
+	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	long := strings.Repeat("D", slimMax+1)
+	doc := func(rk string) *edm.Entity {
+		return &edm.Entity{PartitionKey: "p", RowKey: rk, Properties: []edm.Property{{Name: "Doc", Value: edm.NewString(long)}}}
+	}
+	s.loadTable(tb.ID)
+	s.fc.loads.Wait()
+	// Doc becomes a known large name, and stays one after its entity goes.
+	for _, fn := range []func(tx *Tx) error{
+		func(tx *Tx) error { return tx.InsertEntity(tb, doc("a")) },
+		func(tx *Tx) error { return tx.DeleteEntity(tb, "p", "a") },
+	} {
+		if err := s.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = s.Update(ctx, func(tx *Tx) error {
+		if err := tx.InsertEntity(tb, doc("b")); err != nil {
+			return err
+		}
+		if op := tx.cacheOps[len(tx.cacheOps)-1]; len(op.large) != 0 || !op.known["Doc"] {
+			t.Errorf("the write recorded large names %q, knowing %v", op.large, op.known)
+		}
+		s.fc.mu.Lock()
+		s.fc.forget(s.fc.tables[tb.ID])
+		s.fc.mu.Unlock()
+		s.loadTable(tb.ID) // a snapshot without any large Doc
+		waitFor(t, func() bool { _, ok := s.fc.cachedKeys(tb.ID); return ok })
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter := "Doc eq '" + long + "'"
+	want, _ := scanAll(t, s, tb, filter, 10, false)
+	if got, _ := scanAll(t, s, tb, filter, 10, true); got != want || !strings.Contains(want, "|b|") {
+		t.Fatalf("from the cache\n%s\nfrom SQLite\n%s", got, want)
+	}
+}

@@ -216,6 +216,10 @@ type cacheOp struct {
 	ts     int64
 	big    bool
 	large  []string
+	// known: the table's large when the put was recorded, whose names
+	// large leaves out; commit puts them back should the table's tree
+	// have been replaced meanwhile (forgotten, then loaded).
+	known map[string]bool
 }
 
 type cacheOpKind uint8
@@ -225,13 +229,23 @@ const (
 	opDelete
 	opCreate // a new, empty table
 	opDrop   // the table left the account
+	// opTouch: an entity of a table the cache did not hold was written;
+	// the op carries no entity (notePut).
+	opTouch
 )
 
 // slimOf returns the slim form of stored properties and the names of
-// the properties it left out. Properties that are not well formed are
-// kept whole: a filter reading them fails as it would through SQLite.
-func slimOf(props []byte) (slim []byte, big bool, large []string) {
-	slim, big, err := store.SlimProps(props, slimMax, func(name []byte) { large = append(large, string(name)) })
+// the properties it left out, except those known already holds (a
+// table's large, which is never changed): a write of tablebench's entity
+// allocated the name of its long property and a slice for it every time.
+// Properties that are not well formed are kept whole: a filter reading
+// them fails as it would through SQLite.
+func slimOf(props []byte, known map[string]bool) (slim []byte, big bool, large []string) {
+	slim, big, err := store.SlimProps(props, slimMax, func(name []byte) {
+		if !known[string(name)] {
+			large = append(large, string(name))
+		}
+	})
 	if err != nil {
 		return props, false, nil
 	}
@@ -269,11 +283,40 @@ func (m *entryMem) entry(pk, rk string, slim []byte, ts int64, big bool) centry 
 }
 
 // notePut, noteDelete, noteTable record a write transaction's changes.
+//
+// notePut makes the slim form of the entity only for a table the cache
+// may hold when the commit applies it (holds); for any other — over the
+// budget, evicted, after a restore, never scanned — it records the write
+// as opTouch, which begin still counts as the table's last write, so that
+// a load that raced it is discarded. Should the table's tree be installed
+// between the two anyway (a load that read the table before this write
+// and installed it before begin), commit finds an opTouch for a cached
+// table and forgets its tree: the write is not in it.
 func (tx *Tx) notePut(tid int64, pk, rk string, ts int64, props []byte) {
-	if tx.s.fc.on() {
-		slim, big, large := slimOf(props)
-		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opPut, pk: pk, rk: rk, slim: slim, ts: ts, big: big, large: large})
+	if !tx.s.fc.on() {
+		return
 	}
+	held, known := tx.s.fc.holds(tid)
+	if !held {
+		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opTouch})
+		return
+	}
+	slim, big, large := slimOf(props, known)
+	tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opPut, pk: pk, rk: rk, slim: slim, ts: ts, big: big, large: large, known: known})
+}
+
+// holds reports whether tid's tree may be there when a write made now
+// commits: it is cached, being loaded, or unknown to the cache (a table
+// created in the writer's current group is cached from its commit on);
+// and the names its tree has large values of.
+func (fc *filterCache) holds(tid int64) (bool, map[string]bool) {
+	fc.mu.RLock()
+	defer fc.mu.RUnlock()
+	st := fc.tables[tid]
+	if st == nil {
+		return true, nil
+	}
+	return st.master != nil || st.loading, st.large
 }
 
 func (tx *Tx) noteDelete(tid int64, pk, rk string) {
@@ -366,9 +409,15 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		if st.master == nil {
 			continue
 		}
+		if op.kind == opTouch {
+			// Installed since notePut, without this write: see notePut.
+			fc.forget(st)
+			continue
+		}
 		switch op.kind {
 		case opPut:
 			st.addLarge(op.large)
+			st.keepLarge(op.known)
 			e := mem.entry(op.pk, op.rk, op.slim, op.ts, op.big)
 			d := e.size()
 			if old, ok := st.master.ReplaceOrInsert(e); ok {
@@ -417,6 +466,18 @@ func (st *fcTable) addLarge(names []string) {
 			return
 		}
 	}
+}
+
+// keepLarge adds to st.large the names of known it lacks: a superset of
+// the names only sends more scans to SQLite. Under mu.
+func (st *fcTable) keepLarge(known map[string]bool) {
+	var missing []string
+	for n := range known {
+		if !st.large[n] {
+			missing = append(missing, n)
+		}
+	}
+	st.addLarge(missing)
 }
 
 // evict drops the tables used least recently (the largest first among
