@@ -153,16 +153,8 @@ func TestFilterCachePreloadCountsTheLog(t *testing.T) {
 // for the load and reads the cache, with the answer SQLite gives; a scan
 // whose request ends while it waits gives up with the context's error.
 func TestFilterCacheScanWaitsForLoad(t *testing.T) {
-	dir := t.TempDir()
-	tb := writeTables(t, dir, 1500, "wait")[0]
-	preloadOn = false
-	defer func() { preloadOn = true }()
+	s, tb := openUnloaded(t, 1500, "wait")
 	ctx := context.Background()
-	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	want, _ := scanAll(t, s, tb, "Tag eq 't7'", 10, false)
 
 	started, release := make(chan struct{}), make(chan struct{})
@@ -216,6 +208,23 @@ func TestFilterCacheScanWaitsForLoad(t *testing.T) {
 	}
 }
 
+// openUnloaded writes a table of n entities (writeTables) and opens its
+// database without the start-up read, so that the test decides when the
+// table loads. The store closes when the test ends.
+func openUnloaded(t *testing.T, n int, name string) (*Store, Table) {
+	t.Helper()
+	dir := t.TempDir()
+	tb := writeTables(t, dir, n, name)[0]
+	preloadOn = false
+	defer func() { preloadOn = true }() // read only by Open
+	s, err := openStore(context.Background(), Options{Dir: dir, NoAutoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, tb
+}
+
 // waitFor polls cond for up to a minute.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -235,16 +244,8 @@ func waitFor(t *testing.T, cond func() bool) {
 // each, the cache holds SQLite's keys, or nothing, and scans from it
 // answer as scans of SQLite.
 func TestFilterCacheLoadRacesWrites(t *testing.T) {
-	dir := t.TempDir()
-	tb := writeTables(t, dir, 1500, "race")[0]
-	preloadOn = false
-	defer func() { preloadOn = true }()
+	s, tb := openUnloaded(t, 1500, "race")
 	ctx := context.Background()
-	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	put := func(tx *Tx, i int, tag string) error {
 		return tx.PutEntity(tb, &edm.Entity{PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%04d", i),
 			Properties: []edm.Property{{Name: "Tag", Value: edm.NewString(tag)}}}, 0)
@@ -263,7 +264,7 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 	if err := s.Update(ctx, func(tx *Tx) error { return put(tx, 2000, "t1") }); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Update(ctx, func(tx *Tx) error {
+	err := s.Update(ctx, func(tx *Tx) error {
 		if err := put(tx, 2001, "t7"); err != nil {
 			return err
 		}
@@ -332,16 +333,8 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 // still ends up in the new tree's list, and a filter on it reads SQLite,
 // which holds the value the slim form left out.
 func TestFilterCacheLargeNamesAfterReload(t *testing.T) {
-	dir := t.TempDir()
-	tb := writeTables(t, dir, 10, "names")[0]
-	preloadOn = false
-	defer func() { preloadOn = true }()
+	s, tb := openUnloaded(t, 10, "names")
 	ctx := context.Background()
-	s, err := openStore(ctx, Options{Dir: dir, NoAutoIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	long := strings.Repeat("D", slimMax+1)
 	doc := func(rk string) *edm.Entity {
 		return &edm.Entity{PartitionKey: "p", RowKey: rk, Properties: []edm.Property{{Name: "Doc", Value: edm.NewString(long)}}}
@@ -357,7 +350,7 @@ func TestFilterCacheLargeNamesAfterReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = s.Update(ctx, func(tx *Tx) error {
+	err := s.Update(ctx, func(tx *Tx) error {
 		if err := tx.InsertEntity(tb, doc("b")); err != nil {
 			return err
 		}
