@@ -103,15 +103,19 @@ func appendElem(b []byte, typ byte, payload string) []byte {
 
 // EncodeProps renders properties as a JSONB object.
 func EncodeProps(props []edm.Property) []byte {
-	// One buffer, sized for the largest the properties can take, with
-	// room for the object's header in front: the body is written after
-	// it and the header, once the body's size is known, just before it.
-	// (Growing a buffer from a guess, then copying it behind the header,
-	// was an insert's largest allocation: 2.4 KB for a 1 KB entity.)
-	const head = 5 // the longest element header
-	size := head
+	return EncodePropsInto(make([]byte, PropsBound(props)), props)
+}
+
+// propsHead is the longest element header: EncodePropsInto writes the
+// object's body after this much room and its header, once the body's
+// size is known, just before the body.
+const propsHead = 5
+
+// PropsBound is the most bytes EncodeProps can take for props.
+func PropsBound(props []edm.Property) int {
+	size := propsHead
 	for _, p := range props {
-		size += 2*head + len(p.Name) + 2
+		size += 2*propsHead + len(p.Name) + 2
 		switch p.Value.T {
 		case edm.String, edm.Guid:
 			size += len(p.Value.S)
@@ -121,7 +125,25 @@ func EncodeProps(props []edm.Property) []byte {
 			size += 32 // a number, at most 25 bytes
 		}
 	}
-	out := make([]byte, head, size)
+	return size
+}
+
+// EncodePropsInto is EncodeProps writing into mem when its capacity is
+// at least PropsBound(props) (its length does not matter; a smaller mem is
+// not used), and returns the object, a part of mem capped at its own end. It lets a caller that
+// knows when the object dies reuse its memory: the writer encodes every
+// write into memory it reuses from one group of writes to the next
+// (sqlite's Tx.encodeProps).
+func EncodePropsInto(mem []byte, props []edm.Property) []byte {
+	// One buffer, sized for the largest the properties can take.
+	// (Growing a buffer from a guess, then copying it behind the header,
+	// was an insert's largest allocation: 2.4 KB for a 1 KB entity.)
+	const head = propsHead
+	size := PropsBound(props)
+	if cap(mem) < size {
+		mem = make([]byte, size)
+	}
+	out := mem[:head:size]
 	body := out[head:]
 	var num [32]byte
 	for _, p := range props {

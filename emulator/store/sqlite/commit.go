@@ -122,6 +122,9 @@ func (s *Store) commitGroup(group []*writeReq) {
 func (s *Store) runGroup(c *conn, group []*writeReq) {
 	bg := context.Background()
 	defer func() { c.tx = Tx{} }() // drop the last closure's context
+	// What the last group encoded is dead: it committed (or not) and the
+	// filter cache copied what it keeps (fc.commit).
+	c.propMem = c.propMem[:0]
 	fail := func(err error) {
 		for _, r := range group {
 			if r.err == nil && r.pan == nil {

@@ -73,11 +73,32 @@ func (tx *Tx) ReadEntity(t Table, pk, rk string, fn func(*edm.Entity) error) err
 	return fn(e)
 }
 
+// propChunk is the size of the writer's memory for encoded properties:
+// room for a batch of 100 entities of 1 KiB. An entity larger than an
+// eighth of it takes its own allocation.
+const propChunk = 256 << 10
+
+// encodeProps encodes props into the writer's reused memory (conn.propMem),
+// which runGroup hands out again to the next group: the object must not
+// outlive the group's commit.
+func (tx *Tx) encodeProps(props []edm.Property) []byte {
+	n := store.PropsBound(props)
+	if n > propChunk/8 {
+		return store.EncodeProps(props)
+	}
+	m := tx.c.propMem
+	if cap(m)-len(m) < n {
+		m = make([]byte, 0, propChunk)
+	}
+	tx.c.propMem = m[:len(m)+n]
+	return store.EncodePropsInto(m[len(m):len(m)+n:len(m)+n], props)
+}
+
 // InsertEntity stores a new entity and sets its Timestamp;
 // ErrEntityExists if the keys are taken.
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 	ts := tx.s.nextTimestamp(0)
-	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), store.EncodeProps(e.Properties)
+	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
 		t.ID, pk, rk, ts, props)
@@ -97,7 +118,7 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 // replaces (0 if none), so that each version of an entity has its own ETag.
 func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
 	ts := tx.s.nextTimestamp(prev)
-	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), store.EncodeProps(e.Properties)
+	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,

@@ -56,6 +56,12 @@ type conn struct {
 	// an allocation of every request, and neither outlives its closure.
 	tx  Tx
 	ent *edm.Entity
+	// propMem is the memory the writer encodes written properties into
+	// (Tx.encodeProps), reused by each group of writes: an encoded
+	// object lives until its group commits (SQLite copies what it binds,
+	// the filter cache copies what it keeps), and was a tenth of an
+	// insert's allocations and a fifth of a batch's.
+	propMem []byte
 	// mapped: the connection reads the database through a memory map
 	// (Store.r), which a scan answered from the filter cache turns off
 	// while it reads entities from SQLite (Tx.scanCached).
