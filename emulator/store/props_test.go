@@ -27,6 +27,22 @@ func TestEncodePropsSizes(t *testing.T) {
 				edm.Property{Name: "T", Value: edm.NewBoolean(true)})
 		}
 		b := EncodeProps(props)
+		// Into memory of exactly the bound, after other data: the same
+		// bytes, inside that memory, capped at their end so that an
+		// append to them cannot write over what follows.
+		mem := make([]byte, 0, 7+PropsBound(props))
+		mem = append(mem, "before:"...)
+		in := EncodePropsInto(mem[7:7:cap(mem)], props)
+		inside := false
+		for i, full := 7, mem[:cap(mem)]; i < len(full) && len(in) > 0; i++ {
+			inside = inside || &full[i] == &in[0]
+		}
+		if string(in) != string(b) || cap(in) != len(in) || !inside {
+			t.Errorf("%d: EncodePropsInto gave %d bytes (cap %d, in the memory given: %v), want EncodeProps' %d there", n, len(in), cap(in), inside, len(b))
+		}
+		if string(mem) != "before:" {
+			t.Errorf("%d: EncodePropsInto wrote before its memory: %q", n, mem)
+		}
 		got, err := DecodeProps(b)
 		if err != nil {
 			t.Fatalf("%d: decode: %v", n, err)
