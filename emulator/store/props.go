@@ -103,7 +103,7 @@ func appendElem(b []byte, typ byte, payload string) []byte {
 
 // EncodeProps renders properties as a JSONB object.
 func EncodeProps(props []edm.Property) []byte {
-	return EncodePropsInto(make([]byte, PropsBound(props)), props)
+	return EncodePropsInto(make([]byte, 0, PropsBound(props)), props)
 }
 
 // propsHead is the longest element header: EncodePropsInto writes the
@@ -128,21 +128,22 @@ func PropsBound(props []edm.Property) int {
 	return size
 }
 
-// EncodePropsInto is EncodeProps writing into mem when its capacity is
-// at least PropsBound(props) (its length does not matter; a smaller mem is
-// not used), and returns the object, a part of mem capped at its own end. It lets a caller that
-// knows when the object dies reuse its memory: the writer encodes every
-// write into memory it reuses from one group of writes to the next
-// (sqlite's Tx.encodeProps).
+// EncodePropsInto is EncodeProps writing into mem's capacity (its length
+// does not matter), which the caller sizes with PropsBound(props), and
+// returns the object, a part of mem capped at its own end. It lets a
+// caller that knows when the object dies reuse its memory: the writer
+// encodes every write into memory it reuses from one group of writes to
+// the next (sqlite's Tx.encodeProps). A smaller mem still gives the
+// object, in new memory.
 func EncodePropsInto(mem []byte, props []edm.Property) []byte {
 	// One buffer, sized for the largest the properties can take.
 	// (Growing a buffer from a guess, then copying it behind the header,
 	// was an insert's largest allocation: 2.4 KB for a 1 KB entity.)
 	const head = propsHead
-	size := PropsBound(props)
-	if cap(mem) < size {
-		mem = make([]byte, size)
+	if cap(mem) < head {
+		mem = make([]byte, 0, PropsBound(props))
 	}
+	size := cap(mem)
 	out := mem[:head:size]
 	body := out[head:]
 	var num [32]byte
@@ -191,7 +192,7 @@ func EncodePropsInto(mem []byte, props []edm.Property) []byte {
 		}
 	}
 	h := appendHeader(num[:0], jbObject, len(body))
-	if cap(body) != size-head { // outgrew the bound (it cannot): copy
+	if cap(body) != size-head { // outgrew mem (a caller's short bound): copy
 		return append(append(make([]byte, 0, len(h)+len(body)), h...), body...)
 	}
 	start := head - len(h)

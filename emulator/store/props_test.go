@@ -43,6 +43,12 @@ func TestEncodePropsSizes(t *testing.T) {
 		if string(mem) != "before:" {
 			t.Errorf("%d: EncodePropsInto wrote before its memory: %q", n, mem)
 		}
+		// Too little memory, or none: the same bytes, in new memory.
+		for _, short := range [][]byte{nil, make([]byte, 0, propsHead)} {
+			if got := EncodePropsInto(short, props); string(got) != string(b) {
+				t.Errorf("%d: EncodePropsInto into %d bytes gave %d bytes, want EncodeProps' %d", n, cap(short), len(got), len(b))
+			}
+		}
 		got, err := DecodeProps(b)
 		if err != nil {
 			t.Fatalf("%d: decode: %v", n, err)

@@ -84,7 +84,7 @@ const propChunk = 256 << 10
 func (tx *Tx) encodeProps(props []edm.Property) []byte {
 	n := store.PropsBound(props)
 	if n > propChunk/8 {
-		return store.EncodeProps(props)
+		return store.EncodePropsInto(make([]byte, 0, n), props)
 	}
 	m := tx.c.propMem
 	if cap(m)-len(m) < n {
