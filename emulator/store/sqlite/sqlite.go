@@ -66,6 +66,11 @@ type conn struct {
 	// (Store.r), which a scan answered from the filter cache turns off
 	// while it reads entities from SQLite (Tx.scanCached).
 	mapped bool
+	// cacheMax, for a reader, is the most its page cache may keep between
+	// transactions, in bytes (trimCache); 0 for the writer. status is C
+	// memory for sqlite3_db_status' two results.
+	cacheMax int64
+	status   uintptr
 }
 
 // openConn opens path (a file name, or ":memory:") and runs the pragmas.
@@ -102,6 +107,45 @@ func openConn(path string, flags int32, pragmas []string) (*conn, error) {
 	return c, nil
 }
 
+// trimCache empties a reader's page cache if it keeps more than cacheMax.
+//
+// modernc.org/sqlite builds SQLite with SQLITE_ENABLE_MEMORY_MANAGEMENT,
+// under which the page caches of all connections draw on one pool
+// (pcache1.c: separateCache is 0), bounded by the sum of their cache_size.
+// A connection at its own cache_size takes the least recently used page of
+// any connection, so a reader that reads many pages (a scan, a filter
+// cache load, point reads while writes come) grows past its own bound with
+// the writer's pages, and keeps them, idle in its pool, once its
+// transaction ends. The pool is then full while the writer is below its
+// cache_size, and SQLite frees every page the writer releases instead of
+// keeping it (pcache1Unpin): each write reads its path from the root again.
+// In a probe, transactions of 100 inserts went from 26 to 438 reads each;
+// tablebench's batches after its point reads cost up to 28% more CPU
+// (docs/benchmarks.md, "the page cache the readers kept"). Resetting a
+// reader's cache between transactions gives the pages back; under writes
+// a reader empties its cache at its next transaction anyway (its snapshot
+// is new).
+func (c *conn) trimCache() {
+	if c.cacheMax > 0 && c.cacheUsed() > c.cacheMax {
+		// The main database (a null name); a no-op inside a transaction.
+		sqlite3.Xsqlite3_file_control(c.tls, c.db, 0, sqlite3.SQLITE_FCNTL_RESET_CACHE, 0)
+	}
+}
+
+// cacheUsed is the memory of the connection's page cache in bytes, or 0
+// if SQLite cannot say.
+func (c *conn) cacheUsed() int64 {
+	if c.status == 0 {
+		if c.status = libc.Xmalloc(c.tls, 8); c.status == 0 {
+			return 0
+		}
+	}
+	if sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_CACHE_USED, c.status, c.status+4, 0) != sqlite3.SQLITE_OK {
+		return 0
+	}
+	return int64(*(*int32)(cptr(c.status)))
+}
+
 func (c *conn) close() {
 	for _, st := range c.stmts {
 		sqlite3.Xsqlite3_finalize(c.tls, st)
@@ -114,6 +158,10 @@ func (c *conn) close() {
 	if c.scratch != 0 {
 		libc.Xfree(c.tls, c.scratch)
 		c.scratch = 0
+	}
+	if c.status != 0 {
+		libc.Xfree(c.tls, c.status)
+		c.status = 0
 	}
 	c.tls.Close()
 }

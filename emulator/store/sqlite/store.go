@@ -214,14 +214,24 @@ func (s *Store) openPools(dir, sync string, inMemory bool) {
 	s.r = newPool(mappedReaders, func() (*conn, error) {
 		c, err := openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(mapped, []string{"query_only = 1"}))
 		if c != nil {
-			c.mapped = true
+			c.mapped, c.cacheMax = true, readerCacheMax
 		}
 		return c, err
 	})
 	s.rp = newPool(maxReaders, func() (*conn, error) {
-		return openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
+		c, err := openConn(s.path, sqlite3.SQLITE_OPEN_READWRITE, slices.Concat(pragmas, []string{"query_only = 1"}))
+		if c != nil {
+			c.cacheMax = readerCacheMax
+		}
+		return c, err
 	})
 }
+
+// readerCacheMax bounds what a reader's page cache keeps between
+// transactions (conn.trimCache): SQLite's default cache_size of 2,000 KiB,
+// which counts page bytes only, plus a tenth for the headers that
+// sqlite3_db_status counts too.
+const readerCacheMax = 2000 << 10 * 11 / 10
 
 // mmapOn maps 2 GiB less 64 KiB of the file: SQLite clamps larger sizes
 // to its SQLITE_MAX_MMAP_SIZE; pages past it are read with pread.
@@ -439,8 +449,12 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 		return err
 	}
 	// Read-only: ROLLBACK ends the snapshot whatever fn did, and runs
-	// even if fn panics, so the connection goes back to the pool clean.
-	defer c.exec(context.Background(), "ROLLBACK")
+	// even if fn panics, so the connection goes back to the pool clean,
+	// without more pages than its own share (trimCache).
+	defer func() {
+		c.exec(context.Background(), "ROLLBACK")
+		c.trimCache()
+	}()
 	return c.run(Tx{s: s, c: c, ctx: ctx, reader: true, tablesGen: gen, p1: p1}, fn)
 }
 
