@@ -336,7 +336,7 @@ func (s *server) merge(w http.ResponseWriter, table, pk, rk string, body []byte)
 
 func (s *server) get(w http.ResponseWriter, table, pk, rk string) {
 	d := <-s.point
-	defer func() { s.point <- d }()
+	defer s.point.put(d)
 	st, err := d.prepare(`SELECT ts, body FROM entities WHERE t = ? AND pk = ? AND rk = ?`, table, pk, rk)
 	if err != nil {
 		fail(w, 500, "InternalError")

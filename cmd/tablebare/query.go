@@ -74,7 +74,7 @@ func (s *server) queryEntities(w http.ResponseWriter, r *http.Request, table str
 	all = append(append(all, args...), int64(top+1))
 
 	d := <-s.query
-	defer func() { s.query <- d }()
+	defer s.query.put(d)
 	st, err := d.prepare(sql, all...)
 	if err != nil {
 		fail(w, 500, "InternalError")

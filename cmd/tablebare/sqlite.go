@@ -172,6 +172,24 @@ func newPool(n int, open func() (*db, error)) (pool, error) {
 	return p, nil
 }
 
+// put returns a reader to the pool with no more cached pages than about
+// SQLite's default cache_size (2,000 KiB; 2.25 MiB with page headers).
+// modernc.org/sqlite builds SQLite with SQLITE_ENABLE_MEMORY_MANAGEMENT:
+// all connections' page caches share one pool (pcache1.c), a connection at
+// its cache_size takes any other's least recently used page, and a reader
+// that keeps what it took leaves the writer below its own cache_size with
+// every page it releases freed at once (pcache1Unpin), so that every write
+// reads its b-tree path again. A reset cache gives the pages back.
+func (p pool) put(d *db) {
+	st := libc.Xmalloc(d.tls, 8)
+	if sqlite3.Xsqlite3_db_status(d.tls, d.h, sqlite3.SQLITE_DBSTATUS_CACHE_USED, st, st+4, 0) == sqlite3.SQLITE_OK &&
+		*(*int32)(cptr(st)) > 9<<18 {
+		sqlite3.Xsqlite3_file_control(d.tls, d.h, 0, sqlite3.SQLITE_FCNTL_RESET_CACHE, 0)
+	}
+	libc.Xfree(d.tls, st)
+	p <- d
+}
+
 // cptr turns an address in SQLite's memory into a pointer (read through
 // memory, as go vet asks of integers that are C addresses).
 func cptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
