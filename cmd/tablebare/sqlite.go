@@ -21,6 +21,7 @@ type db struct {
 	stmts   map[string]uintptr
 	scratch uintptr // C memory arguments are copied into before binding
 	cap     int
+	status  uintptr // C memory for sqlite3_db_status' two results
 }
 
 func openDB(path string, pragmas ...string) (*db, error) {
@@ -181,12 +182,13 @@ func newPool(n int, open func() (*db, error)) (pool, error) {
 // every page it releases freed at once (pcache1Unpin), so that every write
 // reads its b-tree path again. A reset cache gives the pages back.
 func (p pool) put(d *db) {
-	st := libc.Xmalloc(d.tls, 8)
-	if sqlite3.Xsqlite3_db_status(d.tls, d.h, sqlite3.SQLITE_DBSTATUS_CACHE_USED, st, st+4, 0) == sqlite3.SQLITE_OK &&
-		*(*int32)(cptr(st)) > 9<<18 {
+	if d.status == 0 {
+		d.status = libc.Xmalloc(d.tls, 8)
+	}
+	if d.status != 0 && sqlite3.Xsqlite3_db_status(d.tls, d.h, sqlite3.SQLITE_DBSTATUS_CACHE_USED, d.status, d.status+4, 0) == sqlite3.SQLITE_OK &&
+		*(*int32)(cptr(d.status)) > 9<<18 {
 		sqlite3.Xsqlite3_file_control(d.tls, d.h, 0, sqlite3.SQLITE_FCNTL_RESET_CACHE, 0)
 	}
-	libc.Xfree(d.tls, st)
 	p <- d
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tableemu/tableemu/odata/edm"
@@ -61,9 +60,7 @@ func TestReaderLeavesTheWriterItsCache(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		n := 0
 		for r.Next() {
-			n += len(r.Bytes(0))
 		}
 		used = tx.c.cacheUsed()
 		return r.Close()
@@ -85,7 +82,7 @@ func TestReaderLeavesTheWriterItsCache(t *testing.T) {
 	var misses int64
 	for g := range 40 {
 		err := s.Update(ctx, func(tx *Tx) error {
-			m0 := cacheMisses(tx.c)
+			m0 := tx.c.dbStatus(sqlite3.SQLITE_DBSTATUS_CACHE_MISS)
 			for i := range 100 {
 				e := &edm.Entity{PartitionKey: fmt.Sprintf("b%04d", g), RowKey: fmt.Sprintf("r%03d", i),
 					Properties: []edm.Property{{Name: "Pad", Value: edm.NewString(pad)}}}
@@ -93,7 +90,7 @@ func TestReaderLeavesTheWriterItsCache(t *testing.T) {
 					return err
 				}
 			}
-			misses += cacheMisses(tx.c) - m0
+			misses += tx.c.dbStatus(sqlite3.SQLITE_DBSTATUS_CACHE_MISS) - m0
 			return nil
 		})
 		if err != nil {
@@ -104,13 +101,4 @@ func TestReaderLeavesTheWriterItsCache(t *testing.T) {
 	if per := misses / 40; per > 60 {
 		t.Fatalf("the writer read %d pages per group of 100 inserts after the scan: its cache is starved", per)
 	}
-}
-
-// cacheMisses is how many pages the connection has read from the file or
-// the WAL since it opened (SQLITE_DBSTATUS_CACHE_MISS).
-func cacheMisses(c *conn) int64 {
-	p := libc.Xmalloc(c.tls, 8)
-	defer libc.Xfree(c.tls, p)
-	sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_CACHE_MISS, p, p+4, 0)
-	return int64(*(*int32)(cptr(p)))
 }

@@ -132,15 +132,18 @@ func (c *conn) trimCache() {
 	}
 }
 
-// cacheUsed is the memory of the connection's page cache in bytes, or 0
-// if SQLite cannot say.
-func (c *conn) cacheUsed() int64 {
+// cacheUsed is the memory of the connection's page cache in bytes.
+func (c *conn) cacheUsed() int64 { return c.dbStatus(sqlite3.SQLITE_DBSTATUS_CACHE_USED) }
+
+// dbStatus is the current value of one of sqlite3_db_status' counters,
+// or 0 if SQLite cannot say.
+func (c *conn) dbStatus(op int32) int64 {
 	if c.status == 0 {
 		if c.status = libc.Xmalloc(c.tls, 8); c.status == 0 {
 			return 0
 		}
 	}
-	if sqlite3.Xsqlite3_db_status(c.tls, c.db, sqlite3.SQLITE_DBSTATUS_CACHE_USED, c.status, c.status+4, 0) != sqlite3.SQLITE_OK {
+	if sqlite3.Xsqlite3_db_status(c.tls, c.db, op, c.status, c.status+4, 0) != sqlite3.SQLITE_OK {
 		return 0
 	}
 	return int64(*(*int32)(cptr(c.status)))
