@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"unsafe"
-
-	"github.com/google/btree"
 )
 
 // Loading tables into the filter cache (filtercache.go).
@@ -151,7 +149,7 @@ func (s *Store) runLoad(tid int64, st *fcTable) {
 }
 
 // readTable reads every entity of tid in one snapshot.
-func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], large map[string]bool, bytes, p1 int64, err error) {
+func (s *Store) readTable(tid int64, st *fcTable) (tree *ctree, large map[string]bool, bytes, p1 int64, err error) {
 	// Through a reader without the memory map: a load reads the whole
 	// table once, and a map would add every page of it to the resident
 	// set (as the kernel's page cache, but counted as the process's).
@@ -174,21 +172,18 @@ func (s *Store) readTable(tid int64, st *fcTable) (tree *btree.BTreeG[centry], l
 			return err
 		}
 		defer rows.Close()
-		tree, large = newTree(), map[string]bool{}
-		var mem entryMem // in key order, as scans read them
+		tree, large = newTree(), map[string]bool{} // in key order, as scans read them
 		for i := 0; rows.Next(); i++ {
 			if i%4096 == 0 && s.closed.Load() {
 				return ErrClosed
 			}
-			pk, rk := rows.Bytes(0), rows.Bytes(1) // mem.entry copies them
+			pk, rk := rows.Bytes(0), rows.Bytes(1) // put copies them
 			slim, big, names := slimOf(rows.Bytes(3), large)
-			mem.want = entryChunk
-			e := mem.entry(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), slim, rows.Int64(2), big)
+			tree.ReplaceOrInsert(tree.a.put(unsafe.String(unsafe.SliceData(pk), len(pk)), unsafe.String(unsafe.SliceData(rk), len(rk)), slim, rows.Int64(2), big))
 			for _, n := range names {
 				large[n] = true
 			}
-			tree.ReplaceOrInsert(e)
-			if bytes += e.size(); bytes > s.fc.budget {
+			if bytes = tree.bytes(); bytes > s.fc.budget {
 				return errTooBig // leave it to SQLite
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"unsafe"
 
-	"github.com/google/btree"
-
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
@@ -23,9 +21,12 @@ var cacheScans = true
 // continuation. An entity whose large values the cache left out is read
 // from SQLite when the page returns it, in the transaction's snapshot,
 // which holds the same version (see the top of filtercache.go).
-func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, top int, fn func(*edm.Entity) error) (examined, n int, next *Key, err error) {
+func (tx *Tx) scanCached(tree *ctree, t Table, p *plannedQuery, top int, fn func(*edm.Entity) error) (examined, n int, next *Key, err error) {
 	seek, conds := keySeek(p.bounds.Conds)
-	ev := cacheRow{}
+	// Loaded after the tree was published to this scan: it holds the
+	// chunks of all its entries.
+	v := tree.a.view()
+	ev := cacheRow{v: v}
 	get := ev.lookup
 	var e edm.Entity
 	// The entities read from SQLite here are scattered over the file, a
@@ -45,7 +46,7 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 		}
 	}()
 	walk := func(c centry) bool {
-		switch keyCheck(conds, &c) {
+		switch keyCheck(conds, v, c) {
 		case keySkip:
 			return true
 		case keyStop:
@@ -54,7 +55,7 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 		examined++
 		if examined > scanBudget {
 			// The first row past the budget: the next page starts here.
-			next = &Key{PK: fromSortKey(c.pk()), RK: fromSortKey(c.rk())}
+			next = &Key{PK: fromSortKey(v.pk(c)), RK: fromSortKey(v.rk(c))}
 			return false
 		}
 		ev.c = c
@@ -67,13 +68,13 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 			return true
 		}
 		if n == top {
-			next = &Key{PK: fromSortKey(c.pk()), RK: fromSortKey(c.rk())}
+			next = &Key{PK: fromSortKey(v.pk(c)), RK: fromSortKey(v.rk(c))}
 			return false
 		}
 		// The cache never changes an entry, so the entity may point
 		// into it.
-		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(c.pk()), fromSortKey(c.rk()), c.ts
-		props := bytesOf(c.slim())
+		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(v.pk(c)), fromSortKey(v.rk(c)), c.ts
+		props := bytesOf(v.slim(c))
 		if c.big {
 			if tx.c.mapped && !unmapped {
 				if err = tx.c.execScript(tx.ctx, "PRAGMA mmap_size = 0"); err != nil {
@@ -81,7 +82,7 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 				}
 				unmapped = true
 			}
-			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, c.pk(), c.rk()).Scan(&props); err != nil {
+			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, v.pk(c), v.rk(c)).Scan(&props); err != nil {
 				return false
 			}
 		}
@@ -94,12 +95,14 @@ func (tx *Tx) scanCached(tree *btree.BTreeG[centry], t Table, p *plannedQuery, t
 		n++
 		return true
 	}
-	if seek.npk == 0 && seek.nrk == 0 {
+	if seek.pk == "" && seek.rk == "" {
 		// From the first entity: a walk from a key compares it with
 		// entities at every level it descends.
 		tree.Ascend(walk)
 	} else {
-		tree.AscendGreaterOrEqual(seek, walk)
+		p := keyProbe(seek.pk, seek.rk)
+		tree.AscendGreaterOrEqual(p, walk)
+		releaseProbe(p)
 	}
 	return examined, n, next, err
 }
@@ -117,21 +120,22 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 // cacheRow is the getter odata.Eval reads a cached entity with.
 type cacheRow struct {
 	c   centry // a copy: a pointer to the walk's variable would escape
+	v   view
 	err error
 }
 
 func (r *cacheRow) lookup(name string) (edm.Value, bool) {
 	switch name {
 	case "PartitionKey":
-		return edm.NewString(fromSortKey(r.c.pk())), true
+		return edm.NewString(fromSortKey(r.v.pk(r.c))), true
 	case "RowKey":
-		return edm.NewString(fromSortKey(r.c.rk())), true
+		return edm.NewString(fromSortKey(r.v.rk(r.c))), true
 	case "Timestamp":
 		return edm.NewDateTime(r.c.ts), true
 	}
 	// Exact: scans read the cache only for filters on properties whose
 	// values are all in slim entries (cacheable).
-	v, ok, err := store.LookupProp(bytesOf(r.c.slim()), name)
+	v, ok, err := store.LookupProp(bytesOf(r.v.slim(r.c)), name)
 	if err != nil {
 		r.err = err
 		return edm.Value{}, false
@@ -147,13 +151,15 @@ const (
 	keyStop            // past the range: so is every later row
 )
 
+// storedKey is a (PartitionKey, RowKey) pair in stored form.
+type storedKey struct{ pk, rk string }
+
 // keySeek is where a walk of the range starts: the greatest of the
 // lower bounds, as (PartitionKey, RowKey) in stored form. Every row from
 // there on meets the lower bounds (a RowKey bound comes only with the
 // PartitionKey fixed, and the seek starts in that partition), so it also
 // returns the conditions left to check on each row: the upper bounds.
-func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
-	var seek struct{ pk, rk string }
+func keySeek(conds []store.KeyCond) (seek storedKey, upper []store.KeyCond) {
 	eqPK, fixed := "", false
 	for _, c := range conds {
 		if c.Col == store.KeyPK && c.Op == odata.Eq {
@@ -187,13 +193,12 @@ func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
 			}
 		}
 	}
-	var upper []store.KeyCond
 	for _, c := range conds {
 		if c.Op == odata.Eq || c.Op == odata.Lt || c.Op == odata.Le {
 			upper = append(upper, c)
 		}
 	}
-	return keyEntry(seek.pk, seek.rk), upper
+	return seek, upper
 }
 
 // keyCheck places a row against the range's bounds. Rows come in key order, so a
@@ -201,10 +206,10 @@ func keySeek(conds []store.KeyCond) (centry, []store.KeyCond) {
 // so does one above an upper bound on RowKey, which store.PlanKeys sets
 // only with the PartitionKey fixed, so that the rest of the partition is
 // above it too and the next partitions are outside.
-func keyCheck(conds []store.KeyCond, c *centry) keyVerdict {
+func keyCheck(conds []store.KeyCond, rows view, c centry) keyVerdict {
 	v := keyIn
 	for _, k := range conds {
-		d := k.Compare(c.pk(), c.rk())
+		d := k.Compare(rows.pk(c), rows.rk(c))
 		switch k.Op {
 		case odata.Eq:
 			if d > 0 {

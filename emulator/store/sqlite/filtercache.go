@@ -1,15 +1,11 @@
 package sqlite
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
-
-	"github.com/google/btree"
 
 	"github.com/tableemu/tableemu/emulator/store"
 )
@@ -24,7 +20,8 @@ import (
 // of each for about a quarter of that. So the engine keeps a second copy
 // of each table, in memory: per table a B-tree ordered as the primary key,
 // holding each entity's keys, Timestamp and stored properties without
-// their values over slimMax bytes (store.SlimProps), which a filter reads
+// their values over slimMax bytes (store.SlimProps; how they are laid out:
+// arena.go), which a filter reads
 // with store.LookupProp as tableemu_match does. A scan walks it instead of
 // SQLite (cachescan.go); it reads from SQLite only the entities with large
 // values that its page returns, and a filter on a property that has large
@@ -67,6 +64,7 @@ type filterCache struct {
 	lastAll   int64 // under mu
 	total     int64 // bytes held by every tree, under mu
 	loads     sync.WaitGroup
+	compacts  sync.WaitGroup // compactions under way (arena.go)
 	epoch     time.Time
 	hits      atomic.Int64 // pages answered from the cache (tests)
 	waits     atomic.Int64 // scans that waited for a load (tests)
@@ -75,15 +73,15 @@ type filterCache struct {
 // fcTable is one table's state. Fields are under filterCache.mu.
 type fcTable struct {
 	lastWrite int64
-	master    *btree.BTreeG[centry] // the writer's; nil: not cached
-	ver       int64                 // master holds every write up to commit ver
+	master    *ctree // the writer's; nil: not cached
+	ver       int64  // master holds every write up to commit ver
 	// pub is a clone of master as of commit pubVer, read by scans. It is
 	// made when a scan needs it (lookup), not at every commit: a clone
 	// shares master's nodes until master changes them, when they are
 	// copied, so writes with no scan in between copy nothing.
-	pub    *btree.BTreeG[centry]
+	pub    *ctree
 	pubVer int64
-	bytes  int64
+	bytes  int64 // master.bytes(), as fc.total counts it
 	// large names every property some entity of master has a value of
 	// left out of its slim form; a filter reading one of them scans
 	// SQLite. Replaced, never changed, so that a scan may keep it.
@@ -92,92 +90,12 @@ type fcTable struct {
 	// is closed when it ends.
 	loading bool
 	loaded  chan struct{}
+	// compact: master's entries are being copied into a new arena
+	// (arena.go); it holds the changes made to master since.
+	compact *compaction
 	// tooBig: the table alone outgrew the budget; it is not loaded again.
 	tooBig  bool
 	lastUse atomic.Int64 // when a scan or a write last used it, since epoch
-}
-
-// centry is one cached entity: keys in their stored form, and slim, its
-// properties without their large values (store.SlimProps), which is all
-// a filter reads; big says some were left out, so that the entity itself
-// comes from SQLite when a page returns it. Entries are values in the
-// tree's nodes, so that a scan walks contiguous memory. The keys and slim
-// lie one after another at p (one allocation, see entryMem), so that an
-// entry holds one pointer, not three: 48 bytes instead of 80 in a node,
-// and a third of the pointers for the collector to follow (at a million
-// cached entities it scanned the tree's 3 million at every cycle).
-type centry struct {
-	p             unsafe.Pointer
-	npk, nrk, nsl uint32
-	big           bool
-	ts            int64
-	// k0 and k1 are the first 8 bytes of pk and rk, zero-padded, so that
-	// comparing keys (a walk from a key compares it with entries at every
-	// level of the tree) rarely reads the keys' memory.
-	k0, k1 uint64
-}
-
-// The accessors compute no pointer for an empty part: one past the last
-// byte may lie outside the entry's memory.
-func (e *centry) pk() string { return unsafe.String((*byte)(e.p), e.npk) }
-func (e *centry) rk() string {
-	if e.nrk == 0 {
-		return ""
-	}
-	return unsafe.String((*byte)(unsafe.Add(e.p, e.npk)), e.nrk)
-}
-func (e *centry) slim() string {
-	if e.nsl == 0 {
-		return ""
-	}
-	return unsafe.String((*byte)(unsafe.Add(e.p, e.npk+e.nrk)), e.nsl)
-}
-
-// keyEntry is the entry that stands for a key in comparisons.
-func keyEntry(pk, rk string) centry {
-	b := make([]byte, len(pk)+len(rk))
-	copy(b[copy(b, pk):], rk)
-	return entryAt(b, len(pk), len(rk), 0)
-}
-
-// entryAt is the entry of keys and slim properties laid out in b.
-func entryAt(b []byte, npk, nrk, nsl int) centry {
-	e := centry{npk: uint32(npk), nrk: uint32(nrk), nsl: uint32(nsl)}
-	if len(b) > 0 {
-		// Not for an empty b: a spent chunk's end points past its memory.
-		e.p = unsafe.Pointer(unsafe.SliceData(b))
-	}
-	e.k0, e.k1 = prefix8(e.pk()), prefix8(e.rk())
-	return e
-}
-
-func prefix8(s string) uint64 {
-	var b [8]byte
-	copy(b[:], s)
-	return binary.BigEndian.Uint64(b[:])
-}
-
-// centryLess orders entries as the primary key does: by PartitionKey,
-// then RowKey, bytewise. Prefixes that differ decide as the whole keys
-// would; equal ones decide for keys of at most 8 bytes by length (the
-// shorter is a prefix of the longer); otherwise the keys are compared.
-func centryLess(a, b centry) bool {
-	if d := cmpKey(a.pk(), b.pk(), a.k0, b.k0); d != 0 {
-		return d < 0
-	}
-	return cmpKey(a.rk(), b.rk(), a.k1, b.k1) < 0
-}
-
-func cmpKey(a, b string, pa, pb uint64) int {
-	switch {
-	case pa < pb:
-		return -1
-	case pa > pb:
-		return 1
-	case len(a) <= 8 && len(b) <= 8:
-		return len(a) - len(b)
-	}
-	return strings.Compare(a, b)
 }
 
 // slimMax is the largest value a slim entry keeps: a key, a name, a
@@ -190,14 +108,6 @@ const slimMax = 64
 // (keys 12 bytes, slim 63) loaded in key order held 182 bytes each of
 // live heap, 95 besides their bytes (259 when a slot took 80 bytes).
 const entryOverhead = 100
-
-func (e *centry) size() int64 { return int64(e.npk+e.nrk+e.nsl) + entryOverhead }
-
-// btreeDegree keeps nodes small: each commit copies the nodes on the path
-// to every entity it changes (copy on write).
-const btreeDegree = 16
-
-func newTree() *btree.BTreeG[centry] { return btree.NewG(btreeDegree, centryLess) }
 
 func (fc *filterCache) init(budget int64) {
 	fc.budget, fc.tables, fc.epoch = budget, map[int64]*fcTable{}, time.Now()
@@ -250,36 +160,6 @@ func slimOf(props []byte, known map[string]bool) (slim []byte, big bool, large [
 		return props, false, nil
 	}
 	return slim, big, large
-}
-
-// entryMem hands out the memory of new entries in chunks, so that
-// entries written together — a batch, a commit's writes, a load — lie
-// together, as a scan will read them: scanning entries allocated one by
-// one among the other allocations of their requests cost twice the time
-// (BenchmarkFirstScan, docs/benchmarks.md). A chunk is at most
-// entryChunk bytes and never larger than what is left to copy (want),
-// so nothing is allocated that no entry uses; a chunk stays alive while
-// any of its entries does.
-type entryMem struct {
-	buf  []byte
-	want int
-}
-
-const entryChunk = 16 << 10
-
-// entry copies an entity into the chunk.
-func (m *entryMem) entry(pk, rk string, slim []byte, ts int64, big bool) centry {
-	n := len(pk) + len(rk) + len(slim)
-	if len(m.buf) < n {
-		m.buf = make([]byte, max(n, min(m.want, entryChunk)))
-	}
-	b := m.buf[:n:n]
-	m.buf, m.want = m.buf[n:], m.want-n
-	copy(b[copy(b, pk):], rk)
-	copy(b[len(pk)+len(rk):], slim)
-	e := entryAt(b, len(pk), len(rk), len(slim))
-	e.ts, e.big = ts, big
-	return e
 }
 
 // notePut, noteDelete, noteTable record a write transaction's changes.
@@ -384,14 +264,6 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		}
 	}
 	var touched []*fcTable
-	var mem entryMem
-	for _, op := range ops {
-		// Only for tables cached now: a chunk must not outgrow what
-		// entries use.
-		if st := fc.tables[op.tid]; op.kind == opPut && st != nil && st.master != nil {
-			mem.want += len(op.pk) + len(op.rk) + len(op.slim)
-		}
-	}
 	for _, op := range ops {
 		st := fc.table(op.tid)
 		switch op.kind {
@@ -414,22 +286,13 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 			fc.forget(st)
 			continue
 		}
-		switch op.kind {
-		case opPut:
+		if op.kind == opPut {
 			st.addLarge(op.large)
 			st.keepLarge(op.known)
-			e := mem.entry(op.pk, op.rk, op.slim, op.ts, op.big)
-			d := e.size()
-			if old, ok := st.master.ReplaceOrInsert(e); ok {
-				d -= old.size()
-			}
-			st.bytes += d
-			fc.total += d
-		case opDelete:
-			if old, ok := st.master.Delete(keyEntry(op.pk, op.rk)); ok {
-				st.bytes -= old.size()
-				fc.total -= old.size()
-			}
+		}
+		st.master.apply(op)
+		if st.compact != nil {
+			st.compact.note(op)
 		}
 		if !slices.Contains(touched, st) {
 			touched = append(touched, st)
@@ -437,10 +300,17 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 	}
 	now := int64(time.Since(fc.epoch))
 	for _, st := range touched {
-		if st.master != nil {
-			st.ver = n
-			st.lastUse.Store(now)
+		if st.master == nil {
+			continue
 		}
+		if st.compact == nil && st.master.a.wasteful() {
+			fc.startCompaction(st)
+		}
+		b := st.master.bytes()
+		fc.total += b - st.bytes
+		st.bytes = b
+		st.ver = n
+		st.lastUse.Store(now)
 	}
 	fc.evict()
 }
@@ -448,7 +318,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 // forget drops a table's trees; under mu.
 func (fc *filterCache) forget(st *fcTable) {
 	fc.total -= st.bytes
-	st.master, st.pub, st.bytes, st.large = nil, nil, 0, nil
+	st.master, st.pub, st.bytes, st.large, st.compact = nil, nil, 0, nil, nil
 }
 
 // addLarge adds names to st.large, replacing the map; under mu.
@@ -512,7 +382,7 @@ func (fc *filterCache) evict() {
 // commit p1 may read, or nil; load says the table is not cached and
 // could be loaded; wait, that it is being loaded, and is closed when the
 // load ends.
-func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large map[string]bool, load bool, wait <-chan struct{}) {
+func (fc *filterCache) lookup(tid, p1 int64) (tree *ctree, large map[string]bool, load bool, wait <-chan struct{}) {
 	if !fc.on() {
 		return nil, nil, false, nil
 	}
@@ -551,7 +421,7 @@ func (fc *filterCache) lookup(tid, p1 int64) (tree *btree.BTreeG[centry], large 
 		return nil, nil, false, nil
 	}
 	if st.pub == nil || st.pubVer != st.ver {
-		st.pub, st.pubVer = st.master.Clone(), st.ver
+		st.pub, st.pubVer = st.master.clone(), st.ver
 	}
 	return st.pub, st.large, false, nil
 }
@@ -565,8 +435,9 @@ func (fc *filterCache) cachedKeys(tid int64) (string, bool) {
 		return "", false
 	}
 	var b strings.Builder
+	v := st.master.a.view()
 	st.master.Ascend(func(e centry) bool {
-		b.WriteString(e.pk() + "|" + e.rk() + ";")
+		b.WriteString(v.pk(e) + "|" + v.rk(e) + ";")
 		return true
 	})
 	return b.String(), true

@@ -145,10 +145,15 @@ func TestFilterCacheWritesThrough(t *testing.T) {
 // snapshot does while a writer changes it. Every commit sets one value V
 // on every entity of the table, so a scan that mixed two commits, or read
 // a state older or newer than its snapshot's, would return entities whose
-// V differs from the one SQLite shows the same transaction.
+// V differs from the one SQLite shows the same transaction. Compactions
+// run all along, so scans also read trees whose arena was replaced.
 func TestFilterCacheSnapshots(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
+	// Every commit overwrites the whole table, so most start a
+	// compaction.
+	compactSlack = 0
+	defer func() { compactSlack = maxChunk }()
 	var tb Table
 	const n = 100
 	write := func(v int32) error {
@@ -426,7 +431,8 @@ func TestFilterCacheLargeValues(t *testing.T) {
 
 // TestCentryLess: the cache orders entries exactly as SQLite orders the
 // stored keys (bytewise), whatever their lengths and bytes, short keys
-// decided by their 8-byte prefixes included.
+// decided by their 8-byte prefixes included; entries in an arena and
+// probes alike, in chunks of every size.
 func TestCentryLess(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	key := func() string {
@@ -436,14 +442,37 @@ func TestCentryLess(t *testing.T) {
 		}
 		return string(b)
 	}
+	arenas := []*arena{newTree().a, newTree().a, newTree().a}
 	for i := 0; i < 200_000; i++ {
 		apk, ark, bpk, brk := key(), key(), key(), key()
 		if r.IntN(2) == 0 {
 			bpk = apk
 		}
 		want := apk < bpk || apk == bpk && ark < brk
-		if got := centryLess(keyEntry(apk, ark), keyEntry(bpk, brk)); got != want {
+		a := arenas[i%len(arenas)]
+		x := a.put(apk, ark, nil, 0, false)
+		probe := r.IntN(2) == 0
+		y := a.put(bpk, brk, []byte("slim"), 0, false)
+		if probe {
+			y = keyProbe(bpk, brk)
+		}
+		if got := a.less(x, y); got != want {
 			t.Fatalf("(%q,%q) < (%q,%q): %v, want %v", apk, ark, bpk, brk, got, want)
 		}
+		if got, want := a.less(y, x), bpk < apk || bpk == apk && brk < ark; got != want {
+			t.Fatalf("(%q,%q) < (%q,%q): %v, want %v", bpk, brk, apk, ark, got, want)
+		}
+		v := a.view()
+		if v.pk(x) != apk || v.rk(x) != ark || v.slim(x) != "" {
+			t.Fatalf("entry (%q,%q) reads back as (%q,%q,%q)", apk, ark, v.pk(x), v.rk(x), v.slim(x))
+		}
+		if probe {
+			releaseProbe(y)
+		}
+	}
+	n := 0
+	probes.Range(func(any, any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d probes not released", n)
 	}
 }

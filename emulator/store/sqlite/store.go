@@ -261,6 +261,7 @@ func (s *Store) Close() error {
 	s.stopCollector() // it writes through Update too
 	close(s.quit)
 	s.writerDone.Wait()
+	s.fc.compacts.Wait() // the writer starts them
 	pools := []*pool{s.w}
 	if s.r != s.w {
 		pools = append(pools, s.r, s.rp)
