@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"encoding/binary"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,12 +119,17 @@ func (t *ctree) apply(op cacheOp) {
 type compaction struct{ ops []cacheOp }
 
 // note records a change the writer applied to master; under fc.mu. The
-// op's strings and slim are the write's, reused once its group ends.
+// op's strings and slim are the write's, reused once its group ends: they
+// are copied, into one allocation.
 func (c *compaction) note(op cacheOp) {
-	if op.kind == opPut || op.kind == opDelete {
-		c.ops = append(c.ops, cacheOp{kind: op.kind, pk: strings.Clone(op.pk), rk: strings.Clone(op.rk),
-			slim: slices.Clone(op.slim), ts: op.ts, big: op.big})
+	if op.kind != opPut && op.kind != opDelete {
+		return
 	}
+	b := make([]byte, 0, len(op.pk)+len(op.rk)+len(op.slim))
+	b = append(append(append(b, op.pk...), op.rk...), op.slim...)
+	pk, rk, slim := b[:len(op.pk)], b[len(op.pk):len(op.pk)+len(op.rk)], b[len(op.pk)+len(op.rk):]
+	c.ops = append(c.ops, cacheOp{kind: op.kind, pk: unsafe.String(unsafe.SliceData(pk), len(pk)),
+		rk: unsafe.String(unsafe.SliceData(rk), len(rk)), slim: slim, ts: op.ts, big: op.big})
 }
 
 // compactHook, when set (tests), runs before a compaction installs its
