@@ -39,7 +39,7 @@ func cacheBudget(cfg Config) int64 {
 // the rest of the Go heap (requests, buffers), the collector's headroom,
 // SQLite's page caches (C memory: 16 MB for the writer, 2 MB for each
 // reader) and the runtime's own: MemoryAllowance bounds them together,
-// as measured in docs/benchmarks.md ("Memory within the budget").
+// as measured in docs/benchmarks.md ("Memory").
 const MemoryAllowance = 256 << 20
 
 // goAllowance is the Go heap's room above the cache's budget under the

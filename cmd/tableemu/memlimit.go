@@ -11,7 +11,7 @@ import (
 // which the runtime has applied already. Without a limit the collector
 // lets the heap grow to twice what is live before it collects (GOGC=100):
 // a full 512 MiB cache took 1.1 GiB of private memory (docs/benchmarks.md,
-// "Memory within the budget").
+// "Memory").
 func setMemoryLimit(cfg emulator.Config, getenv func(string) string) {
 	if limit := emulator.MemoryLimit(cfg); limit > 0 && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(limit)

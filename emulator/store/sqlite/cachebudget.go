@@ -19,13 +19,13 @@ import "unsafe"
 //     once the cache has no room for it (reserveLoad).
 //
 // Trees published to scans share the writer's nodes until the writer
-// changes them, when it copies them; a published tree is dropped at the
-// next commit to its table, so the copies live no longer than the scans
-// that read the old version: a page each. So did the old arena a
-// compaction replaced. Before, the last published tree stayed until the
-// next scan, and kept every node copied since: a table published once,
-// then overwritten three times, held 2.2 times what was counted
-// (docs/benchmarks.md, "Memory within the budget").
+// changes them, when it copies them. A published tree is dropped at the
+// next commit to its table, and when a compaction installs its copy, so
+// old nodes, and an arena a compaction replaced, live only as long as the
+// scans that still read them: a page each. Before, the last published
+// tree stayed until the next scan and kept all of them: a table published
+// once, then overwritten three times, held 2.2 times what was counted
+// (docs/benchmarks.md, "Memory").
 //
 // The process holds more than the cache: the collector lets the heap grow
 // past what is live before it collects, by as much again by default
