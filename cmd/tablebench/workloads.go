@@ -74,7 +74,9 @@ func (t *target) preload(table string, n int) error {
 					case errs <- err:
 					default:
 					}
+					continue
 				}
+				t.loaded.Add(int64(len(es)))
 			}
 		}()
 	}
