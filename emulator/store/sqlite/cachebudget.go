@@ -70,6 +70,17 @@ func treeBytes(alloc int64, n int) int64 {
 	return alloc + int64(n)*entryOverhead + tableOverhead
 }
 
+// compactionFits says whether a compaction of st can run beside the
+// table within nine-tenths of the budget (the rest is room for the nodes
+// the writer copies meanwhile), once the tables used less recently have
+// left; under mu. One that cannot — a table whose live entries and nodes
+// take more than about a third of the budget — is not compacted: its
+// dead bytes grow until the cache passes its budget and drops it, and a
+// scan loads it again, without them (evict).
+func (fc *filterCache) compactionFits(st *fcTable) bool {
+	return st.master.bytes()+treeBytes(st.master.a.live, st.master.Len()) <= fc.budget*9/10
+}
+
 // reserveLoad counts a load's tree so far (bytes) against the budget, in
 // place of what it counted before; it says whether the cache has room for
 // it. A load that finds none stops, and leaves the table to SQLite until

@@ -271,3 +271,60 @@ func TestFilterCacheCosts(t *testing.T) {
 	}
 	runtime.KeepAlive(s)
 }
+
+// TestFilterCacheTooBigToCompact: a table whose live entries and nodes
+// take more than about a third of the budget is not compacted — the copy
+// would not fit beside it — but dropped once its dead bytes take the
+// cache past its budget, and then it may be loaded again: its live
+// entries fit. Before, it was compacted beside itself, uncounted, and
+// then dropped for good as too big.
+func TestFilterCacheTooBigToCompact(t *testing.T) {
+	const budget = 4 << 20
+	props := benchProps()
+	s := &Store{}
+	s.fc.init(budget)
+	compactions := 0
+	compactHook = func() { compactions++ }
+	defer func() { compactHook = nil }()
+	tx := &Tx{s: s}
+	ops := []cacheOp{{tid: 1, kind: opCreate}}
+	s.fc.commit(s.fc.begin(ops, false), ops, false, true)
+	const n = 12000 // about 2.2 MiB of live entries and nodes
+	evicted := false
+	for round := 0; round < 6 && !evicted; round++ {
+		for i := 0; i < n; i += 100 {
+			tx.cacheOps = tx.cacheOps[:0]
+			for j := i; j < i+100; j++ {
+				tx.notePut(1, "p", fmt.Sprintf("r%07d", j), int64(j), props)
+			}
+			s.fc.commit(s.fc.begin(tx.cacheOps, false), tx.cacheOps, false, true)
+			s.fc.mu.RLock()
+			st, total := s.fc.tables[1], s.fc.total
+			evicted = st.master == nil
+			s.fc.mu.RUnlock()
+			if total > budget {
+				t.Fatalf("round %d: the cache counts %d bytes, over its budget", round, total)
+			}
+			if evicted {
+				break
+			}
+		}
+	}
+	s.fc.compacts.Wait()
+	if !evicted {
+		t.Fatal("the table stayed cached through five rounds of overwrites")
+	}
+	if compactions != 0 {
+		t.Fatalf("%d compactions ran; none fits", compactions)
+	}
+	if _, load, _ := lookupLoad(s, 1); !load {
+		t.Fatal("the table was dropped as too big: its live entries fit")
+	}
+}
+
+// lookupLoad is lookup's answer for tid now: the tree, whether a scan
+// should load the table, whether it waits for a load.
+func lookupLoad(s *Store, tid int64) (*ctree, bool, bool) {
+	tree, _, load, wait := s.fc.lookup(tid, s.fc.committed.Load())
+	return tree, load, wait != nil
+}

@@ -302,7 +302,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		if st.master == nil {
 			continue
 		}
-		if st.compact == nil && st.master.a.wasteful() {
+		if st.compact == nil && st.master.a.wasteful() && fc.compactionFits(st) {
 			fc.startCompaction(st)
 		}
 		b := st.master.bytes()
@@ -380,7 +380,10 @@ func (fc *filterCache) evict() {
 		if fc.total <= fc.budget*9/10 {
 			break
 		}
-		st.tooBig = st.bytes > fc.budget*9/10
+		// Too big to load again if its live entries alone would not
+		// stay: a table forgotten for its dead bytes is loaded without
+		// them.
+		st.tooBig = treeBytes(st.master.a.live, st.master.Len()) > fc.budget*9/10
 		fc.forget(st)
 	}
 }
