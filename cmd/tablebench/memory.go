@@ -124,19 +124,21 @@ func memoryRows(args []string) ([]memRow, error) {
 	sizes := fs.String("sizes", "100000,1000000,10000000", "entities loaded, each a multiple of 100000")
 	dur := fs.Duration("duration", 10*time.Second, "how long each read workload runs")
 	timeout := fs.Duration("timeout", time.Hour, "longest a server may take to load one size; it is stopped then")
-	cache := fs.Int("cacheSize", 0, "tableemu's --cacheSize in MiB (0: its default)")
+	cache := fs.String("cacheSize", "", "tableemu's --cacheSize in MiB (none: its default; 0: no cache)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if *te == "" {
 		return nil, errors.New("give -tableemu")
 	}
-	budget := *cache
+	budget := emulator.DefaultCacheSize
 	var teArgs []string
-	if budget == 0 {
-		budget = emulator.DefaultCacheSize
-	} else {
-		teArgs = []string{"--cacheSize", strconv.Itoa(budget)}
+	if *cache != "" {
+		var err error
+		if budget, err = strconv.Atoi(*cache); err != nil || budget < 0 {
+			return nil, fmt.Errorf("-cacheSize %q: want MiB", *cache)
+		}
+		teArgs = []string{"--cacheSize", *cache}
 	}
 	bound := int64(budget)<<20 + emulator.MemoryAllowance
 	work, err := os.MkdirTemp("", "tablebench-memory")
