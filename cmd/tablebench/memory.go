@@ -48,7 +48,9 @@ func watchMemory(pid int) *memWatch {
 		tick := time.NewTicker(sampleEvery)
 		defer tick.Stop()
 		for {
-			if st, ok := procStatus(pid); ok {
+			// A process that died and is not yet reaped has a status
+			// without these lines.
+			if st, ok := procStatus(pid); ok && st["VmHWM"] > 0 {
 				w.anon.Store(st["RssAnon"])
 				w.peakAnon.Store(max(w.peakAnon.Load(), st["RssAnon"]))
 				w.hwm.Store(st["VmHWM"])
