@@ -41,8 +41,8 @@ import "unsafe"
 // node that a split left with 15 entries in a slice of 32 costs 1,536
 // bytes, plus 64 for the node itself and, for an inner node, 256 for its
 // children: 107 to 124 bytes per entity. A table loaded or written in key
-// order ends with every node split so: 108 bytes per entity measured
-// (TestFilterCacheCosts); 300,000 random keys took 75.
+// order ends with every node split so: 107 bytes per entity measured
+// (TestFilterCacheCosts); random keys took 73.
 const entryOverhead = 112
 
 // nodeBytes bounds one node: itself (64 bytes), 32 entries' capacity and
@@ -60,8 +60,8 @@ func pathBytes(n int) int64 {
 }
 
 // tableOverhead is what a cached table costs besides its entities: its
-// state, its tree and arena headers, its map of large names (measured in
-// TestFilterCacheCosts: about 700 bytes for an empty table).
+// state, its tree and arena headers (about 300 bytes for an empty table,
+// measured in TestFilterCacheCosts), and its map of large names.
 const tableOverhead = 1 << 10
 
 // treeBytes is what a tree of n entities whose arena holds alloc bytes
