@@ -104,7 +104,7 @@ func memTotal() string {
 type memRow struct {
 	n                     int
 	server                string
-	load                  time.Duration
+	load, loadCPU         time.Duration // loadCPU: the server's CPU time until loaded, -1 unknown
 	loaded                int64
 	peakRSS, peak, anon   int64
 	reads, result         string
@@ -182,7 +182,11 @@ func memoryRows(args []string) ([]memRow, error) {
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	var failed []string
 	for _, r := range rows {
-		load := fmt.Sprintf("%.0f s (%.0f/s)", r.load.Seconds(), float64(r.loaded)/r.load.Seconds())
+		load := fmt.Sprintf("%.0f s (%.0f/s", r.load.Seconds(), float64(r.loaded)/r.load.Seconds())
+		if r.loadCPU >= 0 {
+			load += fmt.Sprintf(", CPU %.0f s", r.loadCPU.Seconds())
+		}
+		load += ")"
 		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.n, r.server, load, mib(r.peakRSS), mib(r.peak), mib(r.anon), r.reads, r.result)
 		if r.server != "tableemu" {
 			continue
@@ -233,6 +237,7 @@ func (s *server) memoryRun(n int, dur, timeout time.Duration) (memRow, error) {
 		err = fmt.Errorf("not loaded within %s (-timeout): stopped", timeout)
 	}
 	row.load, row.loaded = time.Since(t0), t.loaded.Load()
+	row.loadCPU = procCPU(pid)
 	finish := func() {
 		w.close()
 		row.peakRSS, row.peak, row.anon = w.hwm.Load(), w.peakAnon.Load(), w.anon.Load()
