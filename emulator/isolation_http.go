@@ -26,8 +26,11 @@ import (
 // report (insights_access.go), with the account the URL names: unsigned
 // only over loopback for a devstoreaccount1 with its public key, otherwise
 // signed with that account's key (Shared Key over the canonicalized
-// resource /<account><path>, the path as sent). They never pass through
-// the Table API's routes, so no throttle bucket or insight counts them.
+// resource /<account><path>, the path as sent). A request that changes
+// state has first passed the cross-origin check (crossorigin.go): signed,
+// or carrying Tableemu-Request, and not sent by a page of another origin.
+// They never pass through the Table API's routes, so no throttle bucket
+// or insight counts them.
 
 // isolationPrefix starts every isolation path.
 const isolationPrefix = "/_tableemu/accounts/"
