@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -148,11 +149,20 @@ func probe(ctx context.Context, url string) (status int, notTLS bool, err error)
 			TLSHandshakeTimeout: healthTimeout / 2,
 		},
 	}
-	var connected, handshook bool
+	// The transport calls these from its dialing goroutine, which may
+	// outlive Do when the deadline ends the request first.
+	var connected, handshook atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		ConnectDone:       func(_, _ string, err error) { connected = connected || err == nil },
-		TLSHandshakeStart: func() { connected = true },
-		TLSHandshakeDone:  func(_ tls.ConnectionState, err error) { handshook = handshook || err == nil },
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				connected.Store(true)
+			}
+		},
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			if err == nil {
+				handshook.Store(true)
+			}
+		},
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -161,7 +171,7 @@ func probe(ctx context.Context, url string) (status int, notTLS bool, err error)
 	req.Header.Set("User-Agent", "tableemu-healthcheck")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, req.URL.Scheme == "https" && connected && !handshook, err
+		return 0, req.URL.Scheme == "https" && connected.Load() && !handshook.Load(), err
 	}
 	resp.Body.Close()
 	return resp.StatusCode, false, nil
