@@ -376,6 +376,12 @@ func parseAccounts(s string) ([]Account, error) {
 			continue
 		}
 		parts := strings.Split(item, ":")
+		// No key holds a comma (base64 has none): one after the first
+		// colon is a list written with the wrong separator,
+		// "a1:key1,a2:key2", which would otherwise fail as a bad key.
+		if strings.Contains(strings.Join(parts[1:], ":"), ",") {
+			return nil, fmt.Errorf("%q: accounts are separated by \";\", not \",\" (name1:key1;name2:key1)", redact(item))
+		}
 		if len(parts) < 2 || len(parts) > 3 {
 			return nil, fmt.Errorf("%q: want name:key1 or name:key1:key2", redact(item))
 		}
