@@ -363,7 +363,7 @@ func loadProperties(tx *store.Tx, account string) (*serviceProperties, error) {
 // getServiceProperties: GET /?restype=service&comp=properties
 // (docs/protocol.md 3.5).
 func (s *Server) getServiceProperties(c *call) error {
-	p, err := s.props.get(c.r.Context(), s.store, c.res.account)
+	p, err := s.props.get(c.ctx(), s.store, c.res.account)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -384,7 +384,7 @@ func (s *Server) setServiceProperties(c *call) error {
 	if err := req.validate(); err != nil {
 		return err
 	}
-	if err := s.props.set(c.r.Context(), s.store, c.res.account, req); err != nil {
+	if err := s.props.set(c.ctx(), s.store, c.res.account, req); err != nil {
 		return storeErr(err)
 	}
 	c.w.Header().Set("Content-Length", "0")
