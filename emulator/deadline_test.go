@@ -231,3 +231,21 @@ func TestDeadlineContext(t *testing.T) {
 		t.Fatalf("detached from an ended connection: %v", det.Err())
 	}
 }
+
+// TestPropertiesWaitEndsAtTheDeadline: a request that needs the service
+// properties (CORS reads them on every request) while another holds the
+// cache's turn — a reset, or a read the database does not answer — stops
+// waiting at its deadline.
+func TestPropertiesWaitEndsAtTheDeadline(t *testing.T) {
+	s, _ := newTestServer(t)
+	if err := s.props.lock(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.props.unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := s.props.get(ctx, s.store, DevAccount); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
+		t.Fatalf("after %v: %v, want context.DeadlineExceeded at 100 ms", time.Since(start), err)
+	}
+}
