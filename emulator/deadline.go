@@ -19,7 +19,7 @@ import (
 // time runs out it answers 500 OperationTimedOut ("Setting timeouts for
 // Table service operations",
 // learn.microsoft.com/rest/api/storageservices/setting-timeouts-for-table-service-operations;
-// docs/protocol.md, "Timeouts"). tableemu gives every request a deadline —
+// docs/protocol.md 2.3). tableemu gives every request a deadline —
 // its timeout parameter if given, else --requestTimeout — and carries it in
 // the context the store's work runs under: a PostgreSQL query in flight is
 // cancelled, a SQLite write waiting for the writer stops waiting, and the
