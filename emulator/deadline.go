@@ -168,8 +168,8 @@ func (c *call) ctx() context.Context {
 	return c.r.Context()
 }
 
-// timedOut reports whether err is the request's deadline passing (or the
-// client hanging up) rather than a failure of the store.
+// timedOut reports whether err is the request's deadline passing rather
+// than a failure of the store.
 func timedOut(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded)
 }
