@@ -280,7 +280,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.StringVar(&c.Location, "l", "", "short for --location")
 	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
 	fs.StringVar(&c.Database, "database", "", "keep the data in the PostgreSQL database at `URL` (postgres://user@host:5432/db); several instances may share it")
-	fs.StringVar(&x.requestTimeout, "requestTimeout", "", "answer 500 OperationTimedOut to a request not done in `SECONDS` (at most 30) unless its timeout parameter says less (default 30)")
+	fs.StringVar(&x.requestTimeout, "requestTimeout", "", "answer 500 OperationTimedOut to a request not done in `SECONDS` (at most 30); a request's timeout parameter takes its place (default 30)")
 	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
 	fs.BoolVar(&c.Loose, "loose", false, "accept an account SAS signed for https over plain HTTP")
 	fs.BoolVar(&c.Loose, "L", false, "short for --loose")

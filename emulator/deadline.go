@@ -52,7 +52,7 @@ func parseRequestTimeout(v string) (time.Duration, error) {
 // that it never fails every request at once. An empty value is read the
 // same way.
 func (s *Server) requestTimeout(c *call) (time.Duration, error) {
-	def := s.cfg.RequestTimeout
+	def := min(s.cfg.RequestTimeout, MaxRequestTimeout) // a Config made in Go is not checked by LoadConfig
 	if def <= 0 {
 		def = DefaultRequestTimeout
 	}

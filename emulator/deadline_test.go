@@ -57,6 +57,10 @@ func TestRequestTimeoutParameter(t *testing.T) {
 	if got, _ := (&Server{}).requestTimeout(&call{r: httptest.NewRequest("GET", "/a/t()", nil)}); got != DefaultRequestTimeout {
 		t.Errorf("zero Config: %v, want %v", got, DefaultRequestTimeout)
 	}
+	long := &Server{cfg: Config{RequestTimeout: time.Minute}}
+	if got, _ := long.requestTimeout(&call{r: httptest.NewRequest("GET", "/a/t()", nil)}); got != MaxRequestTimeout {
+		t.Errorf("Config.RequestTimeout of a minute: %v, want the service's %v", got, MaxRequestTimeout)
+	}
 }
 
 // TestRequestTimeoutFlag: --requestTimeout takes seconds up to the
