@@ -380,9 +380,12 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 		return nil
 	}
 	// A client that hangs up does not cut a batch short: it commits or
-	// rolls back whole either way, and a context without cancellation
-	// spares the SQLite driver a watcher goroutine per statement.
-	ctx := context.WithoutCancel(c.r.Context())
+	// rolls back whole either way. The request's deadline still holds
+	// (deadline.go).
+	var ctx context.Context = context.WithoutCancel(c.r.Context())
+	if c.dl != nil {
+		ctx = c.dl.detached()
+	}
 	var err error
 	if len(ops) == 1 && ops[0].get {
 		err = s.store.View(ctx, run)

@@ -160,6 +160,9 @@ func storeErr(err error) error {
 	case store.FaultCorrupt:
 		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
 	default:
+		if timedOut(err) {
+			return timeoutError(err) // the request's deadline (deadline.go)
+		}
 		return tableemu.New(tableemu.InternalError).WithDetail("%v", err)
 	}
 	return &storageFault{e.WithDetail("%v", err)}

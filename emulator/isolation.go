@@ -126,20 +126,23 @@ func (s *Server) ResetAll(ctx context.Context) error {
 }
 
 // withProps runs fn, which changes account's stored service properties
-// (every account's for ""), holding the properties cache's lock, and drops
+// (every account's for ""), holding the properties cache's turn, and drops
 // what the cache held: a request that reads the properties meanwhile
-// waits, and then reads them from the store as fn left them.
+// waits (until its deadline), and then reads them from the store as fn
+// left them.
 func (s *Server) withProps(account string, fn func() error) error {
 	pc := &s.props
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
+	pc.lock(context.Background()) // never fails: no deadline
+	defer pc.unlock()
 	err := fn()
 	// Dropped even when fn failed: a failed commit may have gone through.
+	pc.mu.Lock()
 	if account == "" {
 		pc.m = nil
 	} else {
 		delete(pc.m, account)
 	}
+	pc.mu.Unlock()
 	return err
 }
 

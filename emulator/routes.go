@@ -131,6 +131,10 @@ func (*operation) ServeHTTP(http.ResponseWriter, *http.Request) {
 func (o *operation) serve(c *call) {
 	s := o.s
 	c.op, c.xml = o.op, o.xml
+	if c.dlErr != nil {
+		c.writeError(c.dlErr)
+		return
+	}
 	if err := s.authorize(c); err != nil {
 		c.writeError(err)
 		return

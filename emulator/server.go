@@ -131,8 +131,8 @@ func (s *Server) Close() error {
 func (s *Server) DatabasePath() string { return s.store.Describe().Where }
 
 // ServeHTTP runs the middleware (outermost first: recover, common headers,
-// access log, body limit, resource and method resolution) and then the
-// route table.
+// access log, body limit, resource and method resolution, the deadline)
+// and then the route table.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	c := newCall(s, w, r)
@@ -146,9 +146,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !sw.wrote {
 				c.writeError(tableemu.New(tableemu.InternalError))
 			}
+			c.dl.stop()
 			s.accessLog(c, sw, start)
 			return // not released: a panicking handler may have kept c
 		}
+		c.dl.stop()
 		s.accessLog(c, sw, start)
 		c.release()
 	}()
@@ -184,6 +186,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.writeError(err)
 		return
 	}
+	// The deadline (deadline.go), before CORS: its rules may be read from
+	// the store. A timeout parameter that cannot be read is answered once
+	// the operation, and so the error's format, is known (operation.serve).
+	timeout, terr := s.requestTimeout(c)
+	c.dl, c.dlErr = newDeadline(r.Context(), time.Now().Add(timeout)), terr
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
 	s.route(c)
 }

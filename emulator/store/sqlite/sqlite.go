@@ -492,15 +492,23 @@ func newPool(max int, open func() (*conn, error)) *pool {
 	return p
 }
 
-func (p *pool) get() (*conn, error) {
+func (p *pool) get() (*conn, error) { return p.getCtx(context.Background()) }
+
+// getCtx is get that gives up when ctx ends: a reader waiting for one of
+// the pool's connections, all busy with scans, stops at its deadline.
+func (p *pool) getCtx(ctx context.Context) (*conn, error) {
 	select {
 	case c := <-p.idle:
 		return c, nil
 	default:
 	}
+	// Done only now, once a wait is likely: a request's context makes
+	// its timer on first use (emulator/deadline.go).
 	select {
 	case c := <-p.idle:
 		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	case <-p.sem:
 		c, err := p.open()
 		if err != nil {

@@ -453,7 +453,7 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	c, err := p.get()
+	c, err := p.getCtx(ctx)
 	if err != nil {
 		return err
 	}
