@@ -28,7 +28,7 @@ import (
 //
 // application/json is accepted with any parameters, in any case and
 // spacing: odata=nometadata (JS, .NET, Python), type=entry (the legacy
-// SDKs), charset. docs/protocol.md 2.1 gives the evidence for the three
+// SDKs), charset. docs/protocol.md 0.1 gives the evidence for the three
 // answers.
 //
 // It is also what keeps a web page on another site from writing here
