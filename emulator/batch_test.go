@@ -205,21 +205,6 @@ func rawChangeset(ops ...string) string {
 
 const batchCT = "multipart/mixed; boundary=batch_t"
 
-// withJSONContentType adds "Content-Type: application/json" to an
-// operation (as for changeset) that has a body and no Content-Type.
-func withJSONContentType(op string) string {
-	i := strings.Index(op, " HTTP/1.1\n")
-	if i < 0 {
-		return op
-	}
-	i += len(" HTTP/1.1\n")
-	head, body, ok := strings.Cut("\n"+op[i:], "\n\n")
-	if !ok || strings.TrimSpace(body) == "" || strings.Contains(strings.ToLower(head), "\ncontent-type:") {
-		return op
-	}
-	return op[:i] + "Content-Type: application/json\n" + op[i:]
-}
-
 func insertOp(pk, rk string) string {
 	return fmt.Sprintf("POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\nPrefer: return-no-content\nContent-Type: application/json\n\n{\"PartitionKey\":%q,\"RowKey\":%q}", pk, rk)
 }

@@ -23,8 +23,8 @@ import (
 //   - any other type that is not application/json (text/plain, the form
 //     types, application/xml, application/octet-stream): 415
 //     MediaTypeNotSupported, "None of the provided media types are
-//     supported.", the service's code for a body its OData reader has no
-//     reader for.
+//     supported.", the service's code for a body in a media type the
+//     operation does not read (no Table answer to one was captured).
 //
 // application/json is accepted with any parameters, in any case and
 // spacing: odata=nometadata (JS, .NET, Python), type=entry (the legacy

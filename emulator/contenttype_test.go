@@ -212,6 +212,21 @@ func TestJSONContentTypeAfterAuth(t *testing.T) {
 	}
 }
 
+// withJSONContentType adds "Content-Type: application/json" to an
+// operation (as for changeset, batch_test.go) that has a body and no Content-Type.
+func withJSONContentType(op string) string {
+	i := strings.Index(op, " HTTP/1.1\n")
+	if i < 0 {
+		return op
+	}
+	i += len(" HTTP/1.1\n")
+	head, body, ok := strings.Cut("\n"+op[i:], "\n\n")
+	if !ok || strings.TrimSpace(body) == "" || strings.Contains(strings.ToLower(head), "\ncontent-type:") {
+		return op
+	}
+	return op[:i] + "Content-Type: application/json\n" + op[i:]
+}
+
 // TestJSONContentTypeBatch: in a change set each insert, update, merge and
 // upsert needs application/json (with any parameters) as at top level; a
 // refusal is that operation's, with its index, and the change set writes
