@@ -218,6 +218,9 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 	if lvlErr != nil {
 		return lvlErr
 	}
+	if err := checkPartContentType(o); err != nil {
+		return err
+	}
 	if o.w.kind == opInsert {
 		e, err := decodeEntityBody(p.body, "", "", false)
 		if err != nil {

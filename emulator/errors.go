@@ -33,7 +33,8 @@ func (c *call) writeError(err error) {
 	if e.Status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", auth.BearerChallenge)
 	}
-	// 415 is sent when the client asked for XML/Atom, so it gets XML.
+	// 415 AtomFormatNotSupported answers a client that asked for Atom
+	// (or XML) or sent an Atom body (contenttype.go), so it gets XML.
 	body := errorMessage(e.Message, c.reqID, c.s.now())
 	if c.xml || e.Code == tableemu.AtomFormatNotSupported {
 		b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)

@@ -12,8 +12,13 @@
 // clients (the Go SDK, tableemu snapshot list), are what they were, and
 // every request that reached tableemu under /_tableemu/accounts/ and was
 // not a read was refused with 403 AuthorizationFailure (its --debug log
-// says which, with the Origin and Sec-Fetch-Site Chromium sent). The
-// explorer served by tableemu still resets the account.
+// says which, with the Origin and Sec-Fetch-Site Chromium sent). With a
+// SAS it makes from the public key, the page then tries the same ways on
+// the Table API — Create Table, Insert Entity, a $batch delete: each
+// reaches tableemu and is refused for its Content-Type (400 InvalidInput
+// for none, 415 MediaTypeNotSupported for the form types and text/plain;
+// a $batch without multipart/mixed is 400 InvalidInput), and nothing is
+// planted. The explorer served by tableemu still resets the account.
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -170,29 +175,97 @@ run();
 </script>`;
 }
 
-// The Table API with a SAS made from the public key: what docs/security.md
-// says a page can still do.
+// The Table API with a SAS made from the public key (docs/security.md):
+// every write a page can send without a preflight — form posts in the
+// three encodings, fetch no-cors with a text, form, Blob or ArrayBuffer
+// body (a Blob of another type and an ArrayBuffer go with no Content-Type
+// at all), sendBeacon — against Create Table, Insert Entity into an
+// existing table, and a $batch deleting an entity; then the same with
+// application/json, which needs a preflight, and a Delete Table.
 function tableApiPage(target, sas) {
-  return `<!doctype html><meta charset="utf-8"><title>table api</title><script>
-(async () => {
-  const out = [];
+  return `<!doctype html><meta charset="utf-8"><title>table api</title>
+<style>body{font:13px sans-serif;margin:12px}td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}
+table{border-collapse:collapse;margin-bottom:12px}iframe,form{display:none}</style>
+<h1>Another site, writing to tableemu's Table API with a SAS made from the public key</h1>
+<table id="out"><tr><th>write</th><th>how</th><th>what the page saw</th></tr></table>
+<script>
+const base = ${JSON.stringify(target)} + '/devstoreaccount1';
+const sas = ${JSON.stringify(sas)};
+const results = [];
+function note(what, how, outcome) {
+  results.push({ what, how, outcome });
+  const tr = document.createElement('tr');
+  for (const v of [what, how, outcome]) { const td = document.createElement('td'); td.textContent = v; tr.appendChild(td); }
+  document.getElementById('out').appendChild(tr);
+}
+let frames = 0;
+// formPost sends one field named name with value "=" + value's rest: as
+// text/plain that is the body name=value, here a JSON document.
+function formPost(url, enctype, name, value) {
+  return new Promise((resolve) => {
+    const f = document.createElement('iframe');
+    f.name = 'f' + frames++;
+    document.body.appendChild(f);
+    const form = document.createElement('form');
+    form.method = 'POST'; form.action = url; form.enctype = enctype; form.target = f.name;
+    const i = document.createElement('input');
+    i.name = name; i.value = value;
+    form.appendChild(i);
+    document.body.appendChild(form);
+    const timer = setTimeout(() => resolve('no load event in 5 s'), 5000);
+    f.addEventListener('load', () => { clearTimeout(timer); resolve('submitted; the frame loaded (cross-origin: unreadable)'); });
+    form.submit();
+  });
+}
+async function tryFetch(url, init) {
   try {
-    await fetch(${JSON.stringify(target)} + '/devstoreaccount1/Tables?' + ${JSON.stringify(sas)},
-      { method: 'POST', mode: 'no-cors', body: '{"TableName":"plantedbypage"}' });
-    out.push('create table: sent');
-  } catch (e) { out.push('create table: ' + e.message); }
-  try {
-    await fetch(${JSON.stringify(target)} + '/devstoreaccount1/plantedbypage?' + ${JSON.stringify(sas)},
-      { method: 'POST', mode: 'no-cors', body: '{"PartitionKey":"p","RowKey":"r","By":"a page"}' });
-    out.push('insert entity: sent');
-  } catch (e) { out.push('insert entity: ' + e.message); }
-  try {
-    await fetch(${JSON.stringify(target)} + '/devstoreaccount1/Tables(%27orders%27)?' + ${JSON.stringify(sas)}, { method: 'DELETE' });
-    out.push('delete table: read an answer');
-  } catch (e) { out.push('delete table: refused by the browser: ' + e.message); }
-  window.apiResults = out;
+    const r = await fetch(url, init);
+    return r.type === 'opaque' ? 'sent; opaque answer (no-cors)' : 'read the answer: ' + r.status;
+  } catch (e) { return 'refused by the browser: ' + e.name + ': ' + e.message; }
+}
+function beacon(url, body) {
+  try { return navigator.sendBeacon(url, body) ? 'queued' : 'not queued'; } catch (e) { return 'threw ' + e.name + ': ' + e.message; }
+}
+const batch = '--batch_p\\r\\nContent-Type: multipart/mixed; boundary=changeset_p\\r\\n\\r\\n--changeset_p\\r\\n' +
+  'Content-Type: application/http\\r\\nContent-Transfer-Encoding: binary\\r\\n\\r\\n' +
+  'DELETE ' + base + "/orders(PartitionKey='p00',RowKey='r00000') HTTP/1.1\\r\\nIf-Match: *\\r\\n\\r\\n" +
+  '--changeset_p--\\r\\n--batch_p--\\r\\n';
+const writes = [
+  // what, path, JSON body, the body as a form field (name, value)
+  ['create table', '/Tables', '{"TableName":"plantedbypage"}', ['{"TableName":"plantedbypage","x":"', '"}']],
+  ['insert entity', '/people', '{"PartitionKey":"planted","RowKey":"r","By":"a page"}', ['{"PartitionKey":"planted","RowKey":"r","By":"', '"}']],
+  ['$batch delete', '/$batch', batch, ['batch', batch]],
+];
+async function run() {
+  for (const [what, p, json, [name, value]] of writes) {
+    const url = base + p + '?' + sas;
+    for (const enc of ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']) {
+      note(what, 'form POST ' + enc, await formPost(url, enc, name, value));
+    }
+    const form = new FormData(); form.append(name, value);
+    const bodies = [['string (text/plain)', json], ['URLSearchParams', new URLSearchParams([[name, value]])], ['FormData', form],
+      ['Blob without a type', new Blob([json])], ['Blob application/json', new Blob([json], { type: 'application/json' })],
+      ['Blob multipart/mixed', new Blob([json], { type: 'multipart/mixed; boundary=batch_p' })],
+      ['ArrayBuffer', new TextEncoder().encode(json).buffer]];
+    for (const [label, body] of bodies) {
+      note(what, 'fetch no-cors ' + label, await tryFetch(url, { method: 'POST', mode: 'no-cors', body }));
+    }
+    note(what, 'fetch no-cors keepalive string', await tryFetch(url, { method: 'POST', mode: 'no-cors', keepalive: true, body: json }));
+    for (const [label, body] of [['string', json], ['Blob without a type', new Blob([json])],
+      ['ArrayBuffer', new TextEncoder().encode(json).buffer], ['URLSearchParams', new URLSearchParams([[name, value]])],
+      ['FormData', form], ['Blob application/json', new Blob([json], { type: 'application/json' })]]) {
+      note(what, 'sendBeacon ' + label, beacon(url, body));
+    }
+    note(what, 'fetch cors application/json (needs a preflight)',
+      await tryFetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json }));
+  }
+  note('delete table', 'fetch cors DELETE (needs a preflight)',
+    await tryFetch(base + "/Tables('orders')?" + sas, { method: 'DELETE' }));
+  await new Promise((r) => setTimeout(r, 1000)); // beacons leave after the page's tasks
+  window.apiResults = results;
   document.title = 'done';
-})();
+}
+run();
 </script>`;
 }
 
@@ -219,7 +292,7 @@ function debugRequests() {
     const m = /^\S+ (GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH|MERGE) (\S+) (\d{3}) \S+ (\S+) .* headers=map\[(.*)\]$/.exec(line);
     if (!m) continue;
     const hdr = (name) => (new RegExp(`(?:^| )${name}:\\[([^\\]]*)\\]`).exec(m[5]) || [])[1] || '';
-    out.push({ method: m[1], path: m[2], status: +m[3], code: m[4], origin: hdr('Origin'), site: hdr('Sec-Fetch-Site') });
+    out.push({ method: m[1], path: m[2], status: +m[3], code: m[4], origin: hdr('Origin'), site: hdr('Sec-Fetch-Site'), ct: hdr('Content-Type') });
   }
   return out;
 }
@@ -303,29 +376,73 @@ test('a page on another origin cannot reset, restore, save or delete snapshots',
   assert.deepEqual(await snapshotList(), snaps, 'the snapshots are unchanged (no "planted", "keep" still there)');
 });
 
-test("the Table API with a SAS made from the public key: a page can add, not delete (docs/security.md)", async () => {
+test('the Table API with a SAS made from the public key: a page can create, insert or delete nothing (docs/security.md)', async () => {
+  const before = await tablesNow(['orders', 'people']);
+  const logged = debugRequests().length;
   const pages = { '/api.html': tableApiPage(srv.origin, accountSAS()) };
   const a = await serveAttacker('127.0.0.2', pages);
   attackers.push(a);
   const page = await ui.context.newPage();
   await page.goto(`${a.origin}/api.html`);
-  await page.waitForFunction(() => document.title === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.title === 'done', null, { timeout: 120000 });
   const out = await page.evaluate(() => window.apiResults);
+  await shot(page, '14b-crossorigin-table-api.png', { fullPage: true });
   await page.close();
-  assert.match(out[2], /delete table: refused by the browser/);
-  // As docs/security.md says: tableemu reads the body of Create Table and
-  // Insert Entity whatever its Content-Type, so the simple requests land.
-  const planted = await gocheck(srv.connectionString, ['dump', 'plantedbypage'], { allowFail: true });
-  assert.equal(planted?.length, 1, `the page's entity: ${JSON.stringify(planted)}`);
-  assert.equal((await tablesNow(['orders'])).orders.length, 20, 'orders is still there');
+  const how = (w, h) => out.filter((x) => x.what === w && x.how.startsWith(h));
+  for (const w of ['create table', 'insert entity', '$batch delete']) {
+    assert.equal(how(w, 'form POST').length, 3);
+    assert.ok(how(w, 'form POST').every((x) => x.outcome.startsWith('submitted')), JSON.stringify(how(w, 'form POST')));
+    assert.ok(how(w, 'fetch no-cors').every((x) => x.outcome.startsWith('sent')), JSON.stringify(how(w, 'fetch no-cors')));
+    assert.equal(how(w, 'sendBeacon string')[0].outcome, 'queued');
+    assert.match(how(w, 'fetch cors application/json')[0].outcome, /refused by the browser/, 'application/json needs a preflight, which no CORS rule allows');
+  }
+  assert.match(how('delete table', 'fetch cors DELETE')[0].outcome, /refused by the browser/);
+
+  // What reached tableemu from the page, by its --debug log.
+  let seen = -1;
+  for (let i = 0; i < 50; i++) {
+    const n = debugRequests().length;
+    if (n === seen) break;
+    seen = n;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const reqs = debugRequests().slice(logged).filter((r) => r.path.startsWith('/devstoreaccount1/') && r.origin === a.origin);
+  const summary = {};
+  for (const r of reqs) {
+    const k = `${r.method} ${r.path.split('?')[0]} ${r.status} ${r.code} Content-Type=${r.ct.replace(/boundary=\S+/, 'boundary=…') || '(none)'}`;
+    summary[k] = (summary[k] || 0) + 1;
+  }
+  console.log('Table API requests from the page that reached tableemu:', summary);
+  const posts = reqs.filter((r) => r.method === 'POST');
+  // 3 forms, 8 fetches and at least the string, Blob and ArrayBuffer
+  // beacons, for each of the three writes.
+  assert.ok(posts.length >= 3 * (3 + 8 + 3), `only ${posts.length} POSTs reached tableemu`);
+  assert.ok(reqs.every((r) => r.status >= 400), `a request from the page succeeded: ${JSON.stringify(reqs.filter((r) => r.status < 400))}`);
+  for (const r of posts) {
+    const want = r.path.startsWith('/devstoreaccount1/$batch') || !r.ct ? [400, 'InvalidInput'] : [415, 'MediaTypeNotSupported'];
+    assert.deepEqual([r.status, r.code], want, `${r.method} ${r.path} Content-Type ${r.ct || '(none)'}`);
+  }
+  // Every kind of body was tried on Create Table and Insert Entity.
+  for (const p of ['/devstoreaccount1/Tables', '/devstoreaccount1/people']) {
+    const cts = posts.filter((r) => r.path.split('?')[0] === p).map((r) => r.ct.split(';')[0]);
+    for (const ct of ['', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']) {
+      assert.ok(cts.includes(ct), `${p}: no POST with Content-Type ${ct || '(none)'} reached tableemu: ${cts}`);
+    }
+  }
+  for (const r of reqs.filter((x) => x.method === 'OPTIONS')) assert.deepEqual([r.status, r.code], [403, 'CorsPreflightFailure']);
+
+  // Nothing was planted, read back through the Go SDK.
+  assert.equal(await gocheck(srv.connectionString, ['dump', 'plantedbypage'], { allowFail: true }), null, 'no table plantedbypage');
+  assert.deepEqual(await tablesNow(['orders', 'people']), before, 'orders and people are unchanged');
 });
 
 test('the explorer served by tableemu still resets the account', async () => {
   const page = ui.page;
   await page.goto(`${srv.origin}/_tableemu/`);
   await page.waitForSelector('#table-list button[data-table="orders"]');
-  // What the attacks left: the tables of before, and the page's own table.
-  for (const t of ['after', 'people', 'plantedbypage']) await page.waitForSelector(`#table-list button[data-table="${t}"]`);
+  // What the attacks left: the tables of before, and nothing of the pages'.
+  for (const t of ['after', 'people']) await page.waitForSelector(`#table-list button[data-table="${t}"]`);
+  assert.equal(await page.locator('#table-list button[data-table="plantedbypage"]').count(), 0);
   await shot(page, '15a-crossorigin-tables-after-attacks.png');
   await page.click('#reset-account');
   await page.waitForSelector('dialog[open]');
@@ -333,9 +450,9 @@ test('the explorer served by tableemu still resets the account', async () => {
   await page.click('dialog button.danger');
   await page.waitForSelector('#table-list button[data-table="orders"]', { state: 'detached' });
   await page.waitForFunction(() => /^No tables yet/.test(document.getElementById('tables-note').textContent));
-  assert.match(await page.locator('#status').textContent(), /^Reset devstoreaccount1: 4 tables deleted$/);
+  assert.match(await page.locator('#status').textContent(), /^Reset devstoreaccount1: 3 tables deleted$/);
   await shot(page, '15b-crossorigin-explorer-reset.png');
-  for (const t of ['orders', 'people', 'after', 'plantedbypage']) {
+  for (const t of ['orders', 'people', 'after']) {
     assert.equal(await gocheck(srv.connectionString, ['dump', t], { allowFail: true }), null, `${t} is gone`);
   }
   // The explorer's reset is signed and same-origin, as tableemu logged it.
