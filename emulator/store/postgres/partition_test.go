@@ -52,7 +52,7 @@ func warm(t *testing.T, e *engine, n int) {
 // query was cancelled (release) nor the one the pool found dead with its
 // ping before lending it, whose closing — a cancel request, Terminate,
 // waiting for the server to close — ends within closeWait (sockets)
-// instead of pgx's 15 s per step. Once the partition ends, the store
+// instead of pgx's 15 s. Once the partition ends, the store
 // serves at once, and no goroutine is left behind. The same over TLS,
 // where pgx (since v5.10) sends its cancel requests over TLS too.
 func TestPartitionedConnectionsLeaveThePool(t *testing.T) {
@@ -132,9 +132,9 @@ func partitionPool(t *testing.T, dbURL string, wantTLS bool) {
 	t.Logf("first query after the partition: %v", took)
 
 	// No goroutine is left behind: pgx closes the connections the
-	// partition broke in the background, within its 15 s bound
-	// (pgconn's asyncClose), and leaks none (pgx before v5.9 left one per
-	// cancelled batch, waiting forever in pgconn/ctxwatch).
+	// partition broke in the background (pgconn's asyncClose), within
+	// closeWait, and leaks none (pgx before v5.9 left one per cancelled
+	// batch, waiting forever in pgconn/ctxwatch).
 	after, waited := pgtest.SettleGoroutines(before, 0, 20*time.Second)
 	if after.Total > before.Total || after.Pgx > before.Pgx {
 		t.Errorf("%d goroutines (%d in pgx) %v after the partition, %d (%d) before it; pgx's:\n%s",
