@@ -5,7 +5,8 @@
 #   - the multi-instance tests (several tableemu processes, one database:
 #     reads across instances, If-Match races, batches, settings, kill -9,
 #     PostgreSQL restarted under load) and the network partition under
-#     load (TestPostgresPartition: every request within its deadline),
+#     load (TestPostgresPartition: every request within its deadline;
+#     TestPostgresIsolationPartition: resets and snapshots too),
 #   - the Go conformance suite with every in-process server on PostgreSQL
 #     (the shared one on one database, each test's own on a new one),
 #   - the JavaScript, Python and Java SDK suites and the explorer's browser

@@ -57,6 +57,10 @@ type Config struct {
 	// its timeout parameter (--requestTimeout, in seconds; at most
 	// MaxRequestTimeout); 0 means DefaultRequestTimeout (deadline.go).
 	RequestTimeout time.Duration
+	// IsolationTimeout is the time a request to tableemu's reset and
+	// snapshot endpoints may take (no flag; at most MaxIsolationTimeout);
+	// 0 means DefaultIsolationTimeout (isolation_http.go).
+	IsolationTimeout time.Duration
 
 	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.

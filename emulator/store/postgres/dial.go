@@ -2,13 +2,16 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -32,18 +35,21 @@ import (
 //     cancel requests and Terminate messages pgx sends when it closes a
 //     connection whose query was cancelled;
 //   - a dial timeout: the connect timeout (10 s unless the URL's
-//     connect_timeout says otherwise) bounds every dial, pgx's cancel
-//     requests included, which its connect timeout does not cover.
+//     connect_timeout says otherwise) bounds every connection's dial;
+//     pgx's cancel requests, which its connect timeout does not cover,
+//     get closeWait (sockets, below).
 //
 // A query in flight is bounded by the request's deadline instead
-// (emulator/deadline.go): pgx v5.7 cancels it by setting a deadline on the
+// (emulator/deadline.go): pgx cancels it by setting a deadline on the
 // socket (pgconn.DeadlineContextWatcherHandler, its default), so the
 // request returns at once, without waiting for the server; pgx then
-// closes the connection, sending the server a cancel request in the
-// background. Such a connection leaves the pool at once (release), and
-// its cancel request waits at most cancelWait (cancelBound), so that a
-// partition does not leave the pool full of connections that never
-// answer.
+// closes the connection in the background (pgconn's asyncClose): it
+// sends the server a cancel request over a new connection, then a
+// Terminate message, and reads what the server still sends until it
+// closes (since pgx v5.11, so that the server sees a clean close), all
+// within 15 s. Such a connection leaves the pool at once (release), and
+// its closing ends within closeWait (sockets), so that a partition does
+// not leave the pool full of connections that never answer.
 //
 // A server that is up but slow is not affected: keep-alive probes are
 // answered by its kernel, and its acknowledgements arrive.
@@ -54,7 +60,8 @@ const (
 	deadUnacked  = 10 * time.Second
 )
 
-// configureDial installs the dialer above on cfg's connections.
+// configureDial installs the dialer above on cfg's connections, each
+// with its own sockets.
 func configureDial(cfg *pgxpool.Config) {
 	d := &net.Dialer{
 		Timeout: cfg.ConnConfig.ConnectTimeout,
@@ -72,57 +79,130 @@ func configureDial(cfg *pgxpool.Config) {
 			return serr
 		},
 	}
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
+	// pgxpool calls BeforeConnect with a copy of the configuration for
+	// each connection it makes, and pgx dials that connection's cancel
+	// requests with the DialFunc of the same copy (PgConn.CancelRequest).
+	prev := cfg.BeforeConnect
+	cfg.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
+		s := &sockets{dialer: d}
+		cc.DialFunc = s.dial
+		cc.BuildContextWatcherHandler = s.connected
+		if prev != nil {
+			return prev(ctx, cc)
+		}
+		return nil
+	}
+}
+
+// closeWait bounds how long pgx's closing of a connection it gave up on
+// takes, from its cancel request on: a live server answers a cancel
+// request in a round trip and closes a connection that sent Terminate at
+// once, and one that does not answer in this time will not answer in
+// pgx's 15 s either.
+const closeWait = 2 * time.Second
+
+// sockets are the network connections of one pgx connection: its own
+// (main), and those pgx dials afterwards to send the server a cancel
+// request. pgx sends one only when it closes a connection whose query it
+// gave up on (the default context watcher interrupts a query by the
+// socket's deadline, not by a cancel request), and pgxpool keeps the
+// closed connection's place until that closing ends: without a bound,
+// each connection a partition broke (the one its ping found dead, say)
+// would hold its place for pgx's 15 s. So a dial made once the
+// connection is up (pgx has called BuildContextWatcherHandler, which it
+// does once the server is ready for queries) and while its socket is
+// still open is a cancel request: from then, it and the connection's own
+// socket have closeWait. pgx says no other way which dials are cancel
+// requests, nor lets its 15 s be changed (the context watcher handlers'
+// delays are about interrupting a query, not closing); this way holds
+// over TLS (pgx v5.10 sends cancel requests over TLS when the connection
+// uses it, so their bytes cannot be recognised) and whatever the
+// protocol version (3.2 lengthens the cancel request's key).
+type sockets struct {
+	dialer *net.Dialer
+	mu     sync.Mutex
+	main   *socket // the connection's own, once dialed
+	up     bool    // the connection is ready for queries
+}
+
+// connected is the connection's BuildContextWatcherHandler: pgx's default
+// handler, noting that the connection is up.
+func (s *sockets) connected(pc *pgconn.PgConn) ctxwatch.Handler {
+	s.mu.Lock()
+	s.up = true
+	s.mu.Unlock()
+	return &pgconn.DeadlineContextWatcherHandler{Conn: pc.Conn()}
+}
+
+func (s *sockets) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	s.mu.Lock()
+	main := s.main
+	cancelReq := s.up && main != nil && !main.closed.Load()
+	if !cancelReq {
+		s.up = false // a new attempt (another host, or without TLS)
+	}
+	s.mu.Unlock()
+	if !cancelReq {
+		c, err := s.dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &cancelBound{Conn: c}, nil
+		sc := &socket{Conn: c}
+		s.mu.Lock()
+		s.main = sc
+		s.mu.Unlock()
+		return sc, nil
 	}
+	by := main.closeBy(time.Now().Add(closeWait))
+	ctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	c, err := s.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c.SetDeadline(by)
+	return c, nil
 }
 
-// cancelWait bounds how long a cancel request waits for the server's
-// answer (it closes the connection once it has the request): a live server
-// answers in a round trip, and one that does not answer in this time will
-// not answer the cancel in pgx's 15 s either.
-const cancelWait = 2 * time.Second
-
-// cancelBound is a connection that, if it turns out to carry a cancel
-// request, gives up waiting for the answer after cancelWait. pgx closes a
-// connection whose query was cancelled by first sending the server a
-// cancel request over a new connection, then waiting up to 15 s for the
-// server to close it (pgconn's CancelRequest, from asyncClose), and
-// pgxpool keeps the closed connection's place until then: without a
-// bound, connections that failed during a partition would hold the pool
-// for 15 s each. pgx does not say which dials are for cancel requests, so
-// the first message tells: a CancelRequest is 16 bytes, its length then
-// the code 80877102 (PostgreSQL's protocol, "CancelRequest"); every
-// other connection starts with a StartupMessage, SSLRequest or
-// GSSENCRequest, whose codes differ.
-type cancelBound struct {
+// socket is a connection's own network connection: once pgx is closing
+// the connection (closeBy), no deadline it sets reaches past the bound.
+type socket struct {
 	net.Conn
-	started atomic.Bool
+	by     atomic.Int64 // Unix nanoseconds; 0 until closeBy
+	closed atomic.Bool
 }
 
-func (c *cancelBound) Write(b []byte) (int, error) {
-	if !c.started.Load() {
-		c.started.Store(true)
-		if len(b) == 16 && binary.BigEndian.Uint32(b) == 16 && binary.BigEndian.Uint32(b[4:]) == 80877102 {
-			c.Conn.SetDeadline(time.Now().Add(cancelWait))
-		}
+// closeBy bounds the socket at t, or at the bound it has already (pgx
+// tries a second cancel request on a Unix socket whose first dial
+// failed), and returns the bound.
+func (c *socket) closeBy(t time.Time) time.Time {
+	c.by.CompareAndSwap(0, t.UnixNano())
+	by := time.Unix(0, c.by.Load())
+	c.Conn.SetDeadline(by)
+	return by
+}
+
+func (c *socket) bound(t time.Time) time.Time {
+	if by := c.by.Load(); by != 0 && (t.IsZero() || t.UnixNano() > by) {
+		return time.Unix(0, by)
 	}
-	return c.Conn.Write(b)
+	return t
+}
+
+func (c *socket) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.bound(t)) }
+func (c *socket) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.bound(t)) }
+func (c *socket) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.bound(t)) }
+
+func (c *socket) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
 }
 
 // release returns conn to the pool; a connection pgx closed (a cancelled
 // query, a broken socket) leaves the pool at once instead. pgxpool keeps
-// a closed connection's place until pgx's cleanup of it ends, and that
-// cleanup first sends the server a cancel request over a new connection,
-// waiting up to 15 s for an answer (pgconn's asyncClose): during a
-// partition, every request that timed out would hold a place in the pool
-// for that long, and the pool would be full of connections that never
-// answer after the partition ended. Hijacked, the place is free and pgx
-// finishes closing in the background.
+// a closed connection's place until pgx's closing of it ends (pgconn's
+// asyncClose, up to closeWait here, above): hijacked, the place is free
+// at once and pgx finishes closing in the background.
 func release(conn *pgxpool.Conn) {
 	if conn.Conn().IsClosed() {
 		conn.Hijack() // closed already: nothing left to do with it

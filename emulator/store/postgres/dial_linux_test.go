@@ -23,13 +23,13 @@ func TestDialSetsKeepAliveAndUserTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Release()
-	cb, ok := c.Conn().PgConn().Conn().(*cancelBound)
+	sc, ok := c.Conn().PgConn().Conn().(*socket)
 	if !ok {
-		t.Fatalf("connection is a %T, want *cancelBound", c.Conn().PgConn().Conn())
+		t.Fatalf("connection is a %T, want *socket", c.Conn().PgConn().Conn())
 	}
-	tc, ok := cb.Conn.(*net.TCPConn)
+	tc, ok := sc.Conn.(*net.TCPConn)
 	if !ok {
-		t.Fatalf("connection is a %T, want TCP", cb.Conn)
+		t.Fatalf("connection is a %T, want TCP", sc.Conn)
 	}
 	rc, err := tc.SyscallConn()
 	if err != nil {
