@@ -4,7 +4,9 @@
 # free loopback port (.ci/pg-cluster.sh), and runs
 #   - the multi-instance tests (several tableemu processes, one database:
 #     reads across instances, If-Match races, batches, settings, kill -9,
-#     PostgreSQL restarted under load),
+#     PostgreSQL restarted under load) and the network partition under
+#     load (TestPostgresPartition: every request within its deadline;
+#     TestPostgresIsolationPartition: resets and snapshots too),
 #   - the Go conformance suite with every in-process server on PostgreSQL
 #     (the shared one on one database, each test's own on a new one),
 #   - the JavaScript, Python and Java SDK suites and the explorer's browser
@@ -31,8 +33,9 @@ log=$(dirname "$bin")/multi.log
 if ! TABLEEMU_CRASH_CYCLES=${TABLEEMU_CRASH_CYCLES:-10} go test -count=1 -run 'TestPostgres' -v ./conformance/ >"$log" 2>&1; then
   cat "$log"; exit 1
 fi
-# The figures the tests log (conflicts retried, reads, recovery), and the verdicts.
-grep -E '^(--- |ok)|postgres_test.go:[0-9]+: |crash summary' "$log"
+# The figures the tests log (conflicts retried, reads, recovery, the
+# partition's answers), and the verdicts.
+grep -E '^(--- |ok)|(postgres|partition)_test.go:[0-9]+: |crash summary' "$log"
 
 echo "== Go conformance suite on PostgreSQL"
 psql -q -X "$PG_ADMIN_URL" -c "CREATE DATABASE conformance_go" >/dev/null

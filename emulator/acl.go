@@ -50,7 +50,7 @@ type accessPolicy struct {
 // A missing table is 404 TableNotFound, as for entity operations.
 func (s *Server) getTableACL(c *call) error {
 	var ids []store.SignedIdentifier
-	err := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
+	err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
 		if err != nil {
 			return err
@@ -86,7 +86,7 @@ func (s *Server) setTableACL(c *call) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+	err = s.store.Update(c.ctx(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
 		if err != nil {
 			return err

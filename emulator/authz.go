@@ -91,7 +91,7 @@ func (s *Server) policyLookup(c *call, failed *error) func(table, id string) (au
 	return func(table, id string) (auth.Policy, bool) {
 		var si store.SignedIdentifier
 		var ok bool
-		err := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
+		err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 			var err error
 			si, ok, err = tx.AccessPolicy(c.res.account, table, id)
 			return err

@@ -218,6 +218,9 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 	if lvlErr != nil {
 		return lvlErr
 	}
+	if err := checkPartContentType(o); err != nil {
+		return err
+	}
 	if o.w.kind == opInsert {
 		e, err := decodeEntityBody(p.body, "", "", false)
 		if err != nil {
@@ -380,9 +383,12 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 		return nil
 	}
 	// A client that hangs up does not cut a batch short: it commits or
-	// rolls back whole either way, and a context without cancellation
-	// spares the SQLite driver a watcher goroutine per statement.
-	ctx := context.WithoutCancel(c.r.Context())
+	// rolls back whole either way. The request's deadline still holds
+	// (deadline.go).
+	var ctx context.Context = context.WithoutCancel(c.r.Context())
+	if c.dl != nil {
+		ctx = c.dl.detached()
+	}
 	var err error
 	if len(ops) == 1 && ops[0].get {
 		err = s.store.View(ctx, run)

@@ -25,7 +25,7 @@ func setupInserts(table string, rks ...string) string {
 	var b strings.Builder
 	b.WriteString("--batch_s\nContent-Type: multipart/mixed; boundary=changeset_s\n\n")
 	for _, rk := range rks {
-		fmt.Fprintf(&b, "--changeset_s\nContent-Type: application/http\n\nPOST /devstoreaccount1/%s HTTP/1.1\nPrefer: return-no-content\n\n{\"PartitionKey\":\"p\",\"RowKey\":%q,\"V\":1}\n", table, rk)
+		fmt.Fprintf(&b, "--changeset_s\nContent-Type: application/http\n\nPOST /devstoreaccount1/%s HTTP/1.1\nPrefer: return-no-content\nContent-Type: application/json\n\n{\"PartitionKey\":\"p\",\"RowKey\":%q,\"V\":1}\n", table, rk)
 	}
 	b.WriteString("--changeset_s--\n--batch_s--\n")
 	return b.String()

@@ -69,6 +69,9 @@ func benchDo(b *testing.B, method, path, body string) *http.Response {
 	req, _ := http.NewRequest(method, benchHS.URL, strings.NewReader(body))
 	p, q, _ := strings.Cut("/"+DevAccount+path, "?")
 	req.URL.Opaque, req.URL.RawQuery = p, q
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	signLiteForBench(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

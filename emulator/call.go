@@ -35,6 +35,11 @@ type call struct {
 
 	q url.Values // the query, parsed once (query)
 
+	// dl is the request's deadline (deadline.go), set before routing;
+	// dlErr a timeout parameter that could not be read.
+	dl    *deadlineCtx
+	dlErr error
+
 	status  int
 	errCode tableemu.Code
 	note    string    // added to the access log line (insights, faults)

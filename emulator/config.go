@@ -52,6 +52,16 @@ type Config struct {
 	// means no limit.
 	KeepAlive time.Duration
 	Accounts  []Account
+
+	// RequestTimeout is the time a request may take when it names none in
+	// its timeout parameter (--requestTimeout, in seconds; at most
+	// MaxRequestTimeout); 0 means DefaultRequestTimeout (deadline.go).
+	RequestTimeout time.Duration
+	// IsolationTimeout is the time a request to tableemu's reset and
+	// snapshot endpoints may take (no flag; at most MaxIsolationTimeout);
+	// 0 means DefaultIsolationTimeout (isolation_http.go).
+	IsolationTimeout time.Duration
+
 	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):
 	// every filter on a non-key property then scans, as on the service.
 	NoAutoIndex bool // --noAutoIndex
@@ -155,6 +165,13 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 			c.KeepAlive = max(time.Duration(sec*float64(time.Second)), 1)
 		}
 	}
+	if extra.requestTimeout != "" {
+		d, err := parseRequestTimeout(extra.requestTimeout)
+		if err != nil {
+			return c, err
+		}
+		c.RequestTimeout = d
+	}
 	if extra.cacheSize != "" {
 		mib, err := strconv.Atoi(extra.cacheSize)
 		if err != nil || mib < 0 || mib > 1<<20 {
@@ -249,6 +266,8 @@ type flagExtras struct {
 	keepAlive     string
 	cacheSize     string
 	ignored       []string
+
+	requestTimeout string
 }
 
 // newFlagSet defines every flag on c. Usage strings name their value in
@@ -265,6 +284,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.StringVar(&c.Location, "l", "", "short for --location")
 	fs.BoolVar(&c.InMemory, "inMemoryPersistence", false, "keep all data in memory; nothing is written to disk")
 	fs.StringVar(&c.Database, "database", "", "keep the data in the PostgreSQL database at `URL` (postgres://user@host:5432/db); several instances may share it")
+	fs.StringVar(&x.requestTimeout, "requestTimeout", "", "answer 500 OperationTimedOut to a request not done in `SECONDS` (at most 30); a request's timeout parameter takes its place (default 30)")
 	fs.BoolVar(&c.Fsync, "fsync", false, "fsync every commit before answering: acknowledged writes survive a power cut too (slower writes)")
 	fs.BoolVar(&c.Loose, "loose", false, "accept an account SAS signed for https over plain HTTP")
 	fs.BoolVar(&c.Loose, "L", false, "short for --loose")
@@ -376,6 +396,12 @@ func parseAccounts(s string) ([]Account, error) {
 			continue
 		}
 		parts := strings.Split(item, ":")
+		// No key holds a comma (base64 has none): one after the first
+		// colon is a list written with the wrong separator,
+		// "a1:key1,a2:key2", which would otherwise fail as a bad key.
+		if strings.Contains(strings.Join(parts[1:], ":"), ",") {
+			return nil, fmt.Errorf("%q: accounts are separated by \";\", not \",\" (name1:key1;name2:key1)", redact(item))
+		}
 		if len(parts) < 2 || len(parts) > 3 {
 			return nil, fmt.Errorf("%q: want name:key1 or name:key1:key2", redact(item))
 		}

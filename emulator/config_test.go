@@ -139,6 +139,9 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad key characters", env: "acct1:!!!!", wantErr: "not base64"},
 		{name: "duplicate account", env: "acct1:a2V5;acct1:a2V5", wantErr: "twice"},
 		{name: "only separators", env: ";;", wantErr: "no accounts"},
+		{name: "accounts separated by commas", env: "a1:k,a2:k", wantErr: `"a1:…": accounts are separated by ";", not ","`},
+		{name: "commas after two keys", env: "acct1:a2V5:a2V5,acct2:a2V5", wantErr: `accounts are separated by ";"`},
+		{name: "comma and space", env: "acct1:a2V5, acct2:a2V5", wantErr: `accounts are separated by ";"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := LoadConfig(tc.args, func(k string) string {

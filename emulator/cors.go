@@ -53,7 +53,7 @@ func (s *Server) corsRules(c *call) []corsRule {
 	if s.accounts[c.res.account] == nil {
 		return nil
 	}
-	p, err := s.props.get(c.r.Context(), s.store, c.res.account)
+	p, err := s.props.get(c.ctx(), s.store, c.res.account)
 	if err != nil {
 		s.logf("request %s: reading service properties for CORS: %v", c.reqID, err)
 		return nil

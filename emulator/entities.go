@@ -233,7 +233,7 @@ func (s *Server) runWrite(c *call, w *entityWrite) (t store.Table, stored *edm.E
 			return t, nil, err
 		}
 	}
-	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+	err = s.store.Update(c.ctx(), func(tx *store.Tx) error {
 		if t, err = entityTable(tx, c); err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func (s *Server) insertEntity(c *call) error {
 			// body without them to a missing table is 404 TableNotFound
 			// (docs/protocol.md 0.1, the create-table body sent below a
 			// table name).
-			if lookErr := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
+			if lookErr := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 				_, err := entityTable(tx, c)
 				return err
 			}); lookErr != nil {

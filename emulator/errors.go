@@ -33,7 +33,8 @@ func (c *call) writeError(err error) {
 	if e.Status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", auth.BearerChallenge)
 	}
-	// 415 is sent when the client asked for XML/Atom, so it gets XML.
+	// 415 AtomFormatNotSupported answers a client that asked for Atom
+	// (or XML) or sent an Atom body (contenttype.go), so it gets XML.
 	body := errorMessage(e.Message, c.reqID, c.s.now())
 	if c.xml || e.Code == tableemu.AtomFormatNotSupported {
 		b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
@@ -160,6 +161,9 @@ func storeErr(err error) error {
 	case store.FaultCorrupt:
 		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
 	default:
+		if timedOut(err) {
+			return timeoutError(err) // the request's deadline (deadline.go)
+		}
 		return tableemu.New(tableemu.InternalError).WithDetail("%v", err)
 	}
 	return &storageFault{e.WithDetail("%v", err)}

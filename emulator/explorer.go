@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/tableemu/tableemu/emulator/explorer"
 )
@@ -10,13 +9,8 @@ import (
 // The data explorer (emulator/explorer) is served beside the API at
 // /_tableemu/, like the insights report. It is static files only: the page
 // reaches the data through the Table API with credentials, like any SDK.
-
-// isExplorerPath reports whether a request path belongs to the explorer:
-// /_tableemu and everything under /_tableemu/ except the insights report
-// and the isolation endpoints (isolation_http.go).
-func isExplorerPath(p string) bool {
-	return p == "/_tableemu" || strings.HasPrefix(p, explorer.Prefix) && p != "/_tableemu/insights" && !isIsolationPath(p)
-}
+// Server.serveTool hands it every path under /_tableemu/ that is not the
+// insights report or an isolation endpoint (isolation_http.go).
 
 func newExplorer(cfg Config) http.Handler {
 	return explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights})

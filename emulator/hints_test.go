@@ -79,6 +79,9 @@ func unsigned(t *testing.T, method, url, body string) *sent {
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "application/json;odata=minimalmetadata")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	return send(t, req)
 }
 

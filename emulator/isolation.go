@@ -104,7 +104,7 @@ func (s *Server) reset(ctx context.Context, account string) (tables int, err err
 	if err := s.checkAccount(account); err != nil {
 		return 0, err
 	}
-	err = s.withProps(account, func() error {
+	err = s.withProps(ctx, account, func() error {
 		return s.store.Update(ctx, func(tx *store.Tx) error {
 			var err error
 			tables, err = tx.ResetAccount(account)
@@ -117,7 +117,7 @@ func (s *Server) reset(ctx context.Context, account string) (tables int, err err
 // ResetAll resets every account the database holds, configured or not, in
 // one transaction. Snapshots stay.
 func (s *Server) ResetAll(ctx context.Context) error {
-	return s.withProps("", func() error {
+	return s.withProps(ctx, "", func() error {
 		return s.store.Update(ctx, func(tx *store.Tx) error {
 			_, err := tx.ResetAll()
 			return err
@@ -126,20 +126,25 @@ func (s *Server) ResetAll(ctx context.Context) error {
 }
 
 // withProps runs fn, which changes account's stored service properties
-// (every account's for ""), holding the properties cache's lock, and drops
+// (every account's for ""), holding the properties cache's turn, and drops
 // what the cache held: a request that reads the properties meanwhile
-// waits, and then reads them from the store as fn left them.
-func (s *Server) withProps(account string, fn func() error) error {
+// waits (until its deadline), and then reads them from the store as fn
+// left them. Waiting for the turn ends with ctx, fn never having run.
+func (s *Server) withProps(ctx context.Context, account string, fn func() error) error {
 	pc := &s.props
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
+	if err := pc.lock(ctx); err != nil {
+		return err
+	}
+	defer pc.unlock()
 	err := fn()
 	// Dropped even when fn failed: a failed commit may have gone through.
+	pc.mu.Lock()
 	if account == "" {
 		pc.m = nil
 	} else {
 		delete(pc.m, account)
 	}
+	pc.mu.Unlock()
 	return err
 }
 
@@ -181,7 +186,7 @@ func (s *Server) Restore(ctx context.Context, account, name string) (SnapshotInf
 		return SnapshotInfo{}, err
 	}
 	var sn store.Snapshot
-	err := s.withProps(account, func() error {
+	err := s.withProps(ctx, account, func() error {
 		return s.store.Update(ctx, func(tx *store.Tx) error {
 			var err error
 			sn, err = tx.RestoreSnapshot(account, name)

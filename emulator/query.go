@@ -31,7 +31,7 @@ func (s *Server) getEntity(c *call) error {
 	c.point.hidden, c.point.sel = hidden, sel
 	b := getBuf()
 	c.point.body = (*b)[:0]
-	if err := s.store.ViewPoint(c.r.Context(), c.pointRead); err != nil {
+	if err := s.store.ViewPoint(c.ctx(), c.pointRead); err != nil {
 		putBuf(b)
 		return err
 	}
@@ -115,7 +115,7 @@ func (s *Server) queryEntities(c *call) error {
 	var res store.ScanResult
 	var returned int
 	var tableName string
-	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
+	err = s.store.View(c.ctx(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
 		if err != nil {
 			return err

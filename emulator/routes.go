@@ -16,6 +16,8 @@ type handler func(c *call) error
 // routes is the one route table: method, resource kind, the matcher that
 // distinguishes look-alike operations, the operation (which is also what
 // authorization checks, docs/protocol.md 9.6/9.7) and its handler — one per line.
+// jsonBody wraps the handlers whose body is a JSON table or entity: its
+// Content-Type is checked first (contenttype.go).
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
 	type route struct {
@@ -29,25 +31,25 @@ func (s *Server) routes() *mux.Router {
 	}
 	table := []route{
 		{[]string{"GET"}, kTables, nil, nil, auth.QueryTables, s.queryTables, false},
-		{[]string{"POST"}, kTables, nil, nil, auth.CreateTable, s.createTable, false},
+		{[]string{"POST"}, kTables, nil, nil, auth.CreateTable, jsonBody(s.createTable), false},
 		{[]string{"GET"}, kTable, nil, nil, auth.GetTable, s.getTable, false},
 		{[]string{"DELETE"}, kTable, nil, nil, auth.DeleteTable, s.deleteTable, false},
 		{[]string{"GET"}, kEntities, nil, []string{"comp", "acl"}, auth.GetTableACL, s.getTableACL, true},
 		{[]string{"PUT"}, kEntities, nil, []string{"comp", "acl"}, auth.SetTableACL, s.setTableACL, true},
 		{[]string{"GET"}, kEntities, nil, nil, auth.QueryEntities, s.queryEntities, false},
-		{[]string{"POST"}, kEntities, nil, nil, auth.InsertEntity, s.insertEntity, false},
+		{[]string{"POST"}, kEntities, nil, nil, auth.InsertEntity, jsonBody(s.insertEntity), false},
 		{[]string{"GET"}, kEntity, nil, nil, auth.GetEntity, s.getEntity, false},
-		{[]string{"PUT"}, kEntity, ifMatchPresent, nil, auth.UpdateEntity, s.writeEntity(opReplace), false},
-		{[]string{"PUT"}, kEntity, noIfMatch, nil, auth.InsertOrReplaceEntity, s.writeEntity(opInsertOrReplace), false},
-		{[]string{"MERGE", "PATCH"}, kEntity, ifMatchPresent, nil, auth.MergeEntity, s.writeEntity(opMerge), false},
-		{[]string{"MERGE", "PATCH"}, kEntity, noIfMatch, nil, auth.InsertOrMergeEntity, s.writeEntity(opInsertOrMerge), false},
+		{[]string{"PUT"}, kEntity, ifMatchPresent, nil, auth.UpdateEntity, jsonBody(s.writeEntity(opReplace)), false},
+		{[]string{"PUT"}, kEntity, noIfMatch, nil, auth.InsertOrReplaceEntity, jsonBody(s.writeEntity(opInsertOrReplace)), false},
+		{[]string{"MERGE", "PATCH"}, kEntity, ifMatchPresent, nil, auth.MergeEntity, jsonBody(s.writeEntity(opMerge)), false},
+		{[]string{"MERGE", "PATCH"}, kEntity, noIfMatch, nil, auth.InsertOrMergeEntity, jsonBody(s.writeEntity(opInsertOrMerge)), false},
 		{[]string{"DELETE"}, kEntity, nil, nil, auth.DeleteEntity, s.deleteEntity, false},
 		{[]string{"POST"}, kBatch, nil, nil, auth.Batch, s.batch, false},
 		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.getServiceProperties, true},
 		{[]string{"PUT"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.setServiceProperties, true},
 		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.getServiceStats, true},
 		// Below a table name (undertable.go).
-		{[]string{"POST"}, kUnderTableTables, nil, nil, auth.InsertEntity, s.insertEntity, false},
+		{[]string{"POST"}, kUnderTableTables, nil, nil, auth.InsertEntity, jsonBody(s.insertEntity), false},
 		{[]string{"GET"}, kUnderTableTables, nil, nil, auth.QueryEntities, s.underTableQuery, false},
 		{[]string{"GET"}, kUnderTableTable, nil, nil, auth.GetEntity, s.underTableKeys, false},
 		{[]string{"DELETE"}, kUnderTableTable, nil, nil, auth.DeleteEntity, s.underTableKeys, false},
@@ -131,6 +133,10 @@ func (*operation) ServeHTTP(http.ResponseWriter, *http.Request) {
 func (o *operation) serve(c *call) {
 	s := o.s
 	c.op, c.xml = o.op, o.xml
+	if c.dlErr != nil {
+		c.writeError(c.dlErr)
+		return
+	}
 	if err := s.authorize(c); err != nil {
 		c.writeError(err)
 		return

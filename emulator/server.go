@@ -131,8 +131,8 @@ func (s *Server) Close() error {
 func (s *Server) DatabasePath() string { return s.store.Describe().Where }
 
 // ServeHTTP runs the middleware (outermost first: recover, common headers,
-// access log, body limit, resource and method resolution) and then the
-// route table.
+// access log, body limit, resource and method resolution, the deadline)
+// and then the route table.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	c := newCall(s, w, r)
@@ -146,9 +146,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !sw.wrote {
 				c.writeError(tableemu.New(tableemu.InternalError))
 			}
+			c.dl.stop()
 			s.accessLog(c, sw, start)
 			return // not released: a panicking handler may have kept c
 		}
+		c.dl.stop()
 		s.accessLog(c, sw, start)
 		c.release()
 	}()
@@ -176,24 +178,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header["X-Ms-Client-Request-Id"]; len(id) > 0 && id[0] != "" {
 		h["X-Ms-Client-Request-Id"] = id[:1:1]
 	}
-	if r.URL.Path == "/_tableemu/insights" {
-		s.serveInsights(c)
-		return
-	}
-	if isIsolationPath(r.URL.Path) {
-		s.serveIsolation(c) // reset and snapshots (isolation_http.go)
-		return
-	}
-	if isExplorerPath(r.URL.Path) {
-		s.explorer.ServeHTTP(sw, r)
+	if isToolPath(r.URL.Path) {
+		s.serveTool(c)
 		return
 	}
 	if err := s.checkRequest(c); err != nil {
 		c.writeError(err)
 		return
 	}
+	// The deadline (deadline.go), before CORS: its rules may be read from
+	// the store. A timeout parameter that cannot be read is answered once
+	// the operation, and so the error's format, is known (operation.serve).
+	timeout, terr := s.requestTimeout(c)
+	c.dl, c.dlErr = newDeadline(r.Context(), time.Now().Add(timeout)), terr
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
 	s.route(c)
+}
+
+// serveTool answers tableemu's own endpoints under /_tableemu/: the
+// insights report, reset and snapshots, the explorer's files. None of them
+// is the Table API, so none passes checkRequest; a request that may change
+// state first passes the cross-origin check (crossorigin.go), once for all.
+func (s *Server) serveTool(c *call) {
+	r := c.r
+	if err := checkCrossOrigin(r); err != nil {
+		c.writeError(err)
+		return
+	}
+	switch p := r.URL.Path; {
+	case p == "/_tableemu/insights":
+		s.serveInsights(c)
+	case isIsolationPath(p):
+		s.serveIsolation(c) // reset and snapshots (isolation_http.go)
+	default:
+		s.explorer.ServeHTTP(&c.sw, r)
+	}
 }
 
 // query returns the request's query parameters, parsed on first use:

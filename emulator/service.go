@@ -265,10 +265,35 @@ func (p *serviceProperties) merged(old *serviceProperties) *serviceProperties {
 // instance is in force on every other within ttl (docs/postgres.md).
 // The zero value is ready and never expires entries.
 type propsCache struct {
-	mu  sync.RWMutex
+	mu  sync.RWMutex // m
 	m   map[string]cachedProps
 	ttl time.Duration // 0: for ever
+	// turn is held while the store's properties are read into the cache
+	// or changed (get, set, Server.withProps), so that a load cannot
+	// overwrite a concurrent change with the older document it read. A
+	// channel, not a mutex: a request waiting for its turn — behind a
+	// read the database does not answer — stops at its deadline
+	// (deadline.go). Made on first use, under mu.
+	turn chan struct{}
 }
+
+// lock waits for the turn, or for ctx to end.
+func (pc *propsCache) lock(ctx context.Context) error {
+	pc.mu.Lock()
+	if pc.turn == nil {
+		pc.turn = make(chan struct{}, 1)
+	}
+	turn := pc.turn
+	pc.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (pc *propsCache) unlock() { <-pc.turn }
 
 type cachedProps struct {
 	p  *serviceProperties // immutable once stored
@@ -296,11 +321,16 @@ func (pc *propsCache) get(ctx context.Context, st *store.Store, account string) 
 	if ok {
 		return p, nil
 	}
-	// Load under the write lock, so a concurrent set cannot be overwritten
-	// by the older document read here.
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if p, ok := pc.lookup(account); ok {
+	// Load in turn, so a concurrent set cannot be overwritten by the
+	// older document read here.
+	if err := pc.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer pc.unlock()
+	pc.mu.RLock()
+	p, ok = pc.lookup(account)
+	pc.mu.RUnlock()
+	if ok {
 		return p, nil
 	}
 	err := st.View(ctx, func(tx *store.Tx) error {
@@ -318,8 +348,10 @@ func (pc *propsCache) get(ctx context.Context, st *store.Store, account string) 
 // set merges req into account's properties in one transaction and caches
 // the result.
 func (pc *propsCache) set(ctx context.Context, st *store.Store, account string, req *serviceProperties) error {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
+	if err := pc.lock(ctx); err != nil {
+		return err
+	}
+	defer pc.unlock()
 	var p *serviceProperties
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		old, err := loadProperties(tx, account)
@@ -340,7 +372,10 @@ func (pc *propsCache) set(ctx context.Context, st *store.Store, account string, 
 	return nil
 }
 
+// put caches p; the caller holds the turn.
 func (pc *propsCache) put(account string, p *serviceProperties) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
 	if pc.m == nil {
 		pc.m = map[string]cachedProps{}
 	}
@@ -363,7 +398,7 @@ func loadProperties(tx *store.Tx, account string) (*serviceProperties, error) {
 // getServiceProperties: GET /?restype=service&comp=properties
 // (docs/protocol.md 3.5).
 func (s *Server) getServiceProperties(c *call) error {
-	p, err := s.props.get(c.r.Context(), s.store, c.res.account)
+	p, err := s.props.get(c.ctx(), s.store, c.res.account)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -384,7 +419,7 @@ func (s *Server) setServiceProperties(c *call) error {
 	if err := req.validate(); err != nil {
 		return err
 	}
-	if err := s.props.set(c.r.Context(), s.store, c.res.account, req); err != nil {
+	if err := s.props.set(c.ctx(), s.store, c.res.account, req); err != nil {
 		return storeErr(err)
 	}
 	c.w.Header().Set("Content-Length", "0")

@@ -113,7 +113,7 @@ func (s *Server) createTable(c *call) error {
 	if err := validateTableName(name); err != nil {
 		return err
 	}
-	err = s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+	err = s.store.Update(c.ctx(), func(tx *store.Tx) error {
 		_, err := tx.CreateTable(c.res.account, name)
 		return err
 	})
@@ -160,7 +160,7 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 // (docs/protocol.md 0.1).
 func (s *Server) getTable(c *call) error {
 	var t store.Table
-	err := s.store.ViewPoint(c.r.Context(), func(tx *store.Tx) error {
+	err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 		var err error
 		t, err = tx.GetTable(c.res.account, c.res.table)
 		return err
@@ -178,7 +178,7 @@ func (s *Server) getTable(c *call) error {
 // deleteTable: DELETE /Tables('name'). A missing (or invalid, or reserved)
 // name is 404 ResourceNotFound, not TableNotFound (docs/protocol.md 1.4).
 func (s *Server) deleteTable(c *call) error {
-	err := s.store.Update(c.r.Context(), func(tx *store.Tx) error {
+	err := s.store.Update(c.ctx(), func(tx *store.Tx) error {
 		return tx.DeleteTable(c.res.account, c.res.table)
 	})
 	if errors.Is(err, store.ErrTableNotFound) {
@@ -206,7 +206,7 @@ func (s *Server) queryTables(c *call) error {
 		}
 	}
 	var page store.TablePage
-	err = s.store.View(c.r.Context(), func(tx *store.Tx) error {
+	err = s.store.View(c.ctx(), func(tx *store.Tx) error {
 		page, err = tx.QueryTables(c.res.account, tq)
 		return err
 	})

@@ -102,6 +102,60 @@ func TestDockerReadmeStartOutput(t *testing.T) {
 	sameOutput(t, "docker/README.md", got, want)
 }
 
+// startLineNames is what the documents' prose calls each start-up line,
+// in the order the server prints them (run in main.go).
+var startLineNames = []struct{ prefix, name string }{
+	{"tableemu serves Azure Table storage from ", "where the data lives"},
+	{"endpoint ", "endpoint"},
+	{"connection string ", "connection string"},
+	{"data explorer ", "data explorer"},
+	{"Azurite Table service is successfully listening at ", "readiness line"},
+}
+
+// TestStartLinesDescribed: each document that describes the start-up
+// lines in words names every line the server prints, in the order it
+// prints them, in the paragraph that says it "prints" them (python/README.md
+// once named three of five: the endpoint, "then" the connection string,
+// "then" the readiness line). The samples beside some of them are
+// TestReadmeStartOutput's and TestDockerReadmeStartOutput's.
+func TestStartLinesDescribed(t *testing.T) {
+	dir := t.TempDir()
+	got := startLines(t, dir, dir, dir, "--tablePort", "0", "--inMemoryPersistence")
+	if len(got) != len(startLineNames) {
+		t.Fatalf("the server printed %d start-up lines, this test names %d:\n%s", len(got), len(startLineNames), strings.Join(got, "\n"))
+	}
+	for i, l := range got {
+		if !strings.HasPrefix(l[25:], startLineNames[i].prefix) {
+			t.Fatalf("start-up line %d is %q, this test says %q", i+1, l, startLineNames[i].prefix)
+		}
+	}
+	for _, doc := range []string{"README.md", "docker/README.md", "python/README.md", "npm/tableemu/README.md"} {
+		b, err := os.ReadFile("../../" + doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		for _, para := range strings.Split(string(b), "\n\n") {
+			if para = strings.Join(strings.Fields(para), " "); strings.Contains(para, "prints ") && strings.Contains(para, "readiness line") {
+				text = para[strings.Index(para, "prints "):]
+				break
+			}
+		}
+		if text == "" {
+			t.Errorf("%s: no paragraph says what the server prints", doc)
+			continue
+		}
+		for i, n := range startLineNames {
+			at := strings.Index(text, n.name)
+			if at < 0 {
+				t.Errorf("%s: what the server prints, in words, lacks %q (line %d of %d) after the lines before it: %q", doc, n.name, i+1, len(startLineNames), text)
+				break
+			}
+			text = text[at+len(n.name):]
+		}
+	}
+}
+
 // TestMigratingFlags: docker/MIGRATING.md's flag table lists every flag of
 // Azurite 3.37, and what it says of each — honoured, accepted, ignored
 // with a warning, refused — is what the command line does.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -8,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,11 +34,17 @@ var healthTimeout = 2 * time.Second
 // are accepted and ignored.
 //
 // The image's check runs without the server's flags, so it cannot know
-// whether the server was given --cert. It speaks TLS first: an HTTPS server
-// answers, and a plain HTTP server answers the TLS hello with an HTTP error
-// response, which tells the probe to ask again over HTTP. The other order
-// would make an HTTPS server log "client sent an HTTP request to an HTTPS
-// server" at every probe, every 5 s. With --cert, only HTTPS counts.
+// whether the server was given --cert: it must find an HTTPS server and a
+// plain HTTP one alike. It speaks TLS first, because the other order would
+// make an HTTPS server log "client sent an HTTP request to an HTTPS server"
+// at every probe, every 5 s. When what answers accepts the connection but
+// does not complete a TLS handshake, it is not HTTPS, and the probe asks
+// again over HTTP. Go's and Node's servers (tableemu among them) answer a
+// TLS hello with an HTTP error; others close the connection, answer with
+// an error page and no status line (Python's http.server), or wait for
+// the end of a request that a TLS hello never sends (hence the handshake's
+// share of the time).
+// With --cert, only HTTPS counts.
 //
 // Exit codes are Docker's: 0 healthy, 1 unhealthy (2 is reserved there, so
 // bad arguments are 1 too).
@@ -59,15 +68,20 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tableemu healthcheck: --tablePort 0 picks a free port; give the port the server printed")
 		return 1
 	}
+	// Both probes share healthTimeout; a TLS handshake gets half, so that
+	// a plain server that never answers a TLS hello leaves the other half
+	// for the HTTP probe.
+	ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
+	defer cancel()
 	hostport := net.JoinHostPort(probeHost(cfg.Host), strconv.Itoa(cfg.Port))
 	url := "https://" + hostport + "/"
-	status, err := probe(url)
-	if cfg.Cert == "" && errors.Is(err, http.ErrSchemeMismatch) { // the server answered in HTTP
+	status, notTLS, err := probe(ctx, url)
+	if cfg.Cert == "" && notTLS {
 		url = "http://" + hostport + "/"
-		status, err = probe(url)
+		status, _, err = probe(ctx, url)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "tableemu healthcheck: down:", downReason(hostport, url, cfg, err))
+		fmt.Fprintln(stderr, "tableemu healthcheck: down:", downReason(hostport, url, cfg, notTLS, err))
 		return 1
 	}
 	// Any HTTP response means the server is up: GET / is not an operation
@@ -80,18 +94,20 @@ const healthcheckHelp = `Usage: tableemu healthcheck [--tableHost H] [--tablePor
 
 Exits 0 when a server answers HTTP or HTTPS at the address a server started
 with the same flags listens on (default 127.0.0.1:10002), and 1 otherwise, as
-Docker's HEALTHCHECK expects. It probes HTTPS first and then plain HTTP, so
-the container image's check works whether or not the server has --cert;
-with --cert it accepts only HTTPS. The server's certificate is not verified:
-the probe sends no credentials. --tableHost 0.0.0.0 or :: is probed on
-127.0.0.1. Other server flags are accepted and ignored, so a server's own
-command line can be reused. When the server is down, one line on stderr
-names the address probed and why.
+Docker's HEALTHCHECK expects. It probes HTTPS first and, when what answers
+does not speak TLS, plain HTTP, so the container image's check works whether
+or not the server has --cert; with --cert it accepts only HTTPS. The server's
+certificate is not verified: the probe sends no credentials. --tableHost
+0.0.0.0 or :: is probed on 127.0.0.1. Other server flags are accepted and
+ignored, so a server's own command line can be reused. When the server is
+down, one line on stderr names the address probed and why.
 `
 
 // downReason says why the probe of url (at hostport) failed and, where the
 // cause is the usual one, what to do: one line, with the address probed.
-func downReason(hostport, url string, cfg emulator.Config, err error) string {
+// notTLS: the server accepted the connection but did not complete a TLS
+// handshake.
+func downReason(hostport, url string, cfg emulator.Config, notTLS bool, err error) string {
 	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -102,9 +118,13 @@ func downReason(hostport, url string, cfg emulator.Config, err error) string {
 			where += fmt.Sprintf(" (--tableHost %s is probed on %s)", cfg.Host, probeHost(cfg.Host))
 		}
 		return fmt.Sprintf("nothing listens on %s (connection refused). Start tableemu, or run tableemu healthcheck %s.", hostport, where)
-	case errors.Is(err, http.ErrSchemeMismatch): // only with --cert: see healthcheck
-		return fmt.Sprintf("the server on %s answered in plain HTTP, but --cert says it serves HTTPS; "+
-			"give healthcheck the server's own flags (without --cert if the server has none).", hostport)
+	case notTLS && cfg.Cert != "": // see healthcheck
+		what := "does not speak TLS"
+		if errors.Is(err, http.ErrSchemeMismatch) {
+			what = "answered in plain HTTP"
+		}
+		return fmt.Sprintf("the server on %s %s, but --cert says it serves HTTPS; "+
+			"give healthcheck the server's own flags (without --cert if the server has none).", hostport, what)
 	case errors.As(err, &ne) && ne.Timeout():
 		return fmt.Sprintf("no answer from %s to GET %s within %v: the server is stuck, "+
 			"or what listens there is not tableemu.", hostport, url, healthTimeout)
@@ -112,8 +132,10 @@ func downReason(hostport, url string, cfg emulator.Config, err error) string {
 	return fmt.Sprintf("GET %s: %v", url, err)
 }
 
-// probe sends GET url and returns the status of the answer.
-func probe(url string) (int, error) {
+// probe sends GET url and returns the status of the answer. For an https
+// url, notTLS says that the server accepted the connection and then did
+// not complete a TLS handshake: whatever it speaks, it is not HTTPS.
+func probe(ctx context.Context, url string) (status int, notTLS bool, err error) {
 	client := &http.Client{
 		Timeout: healthTimeout,
 		Transport: &http.Transport{
@@ -123,20 +145,36 @@ func probe(url string) (int, error) {
 			DisableKeepAlives: true,
 			// The probe only asks whether the server answers; it sends no
 			// credentials, so a self-signed --cert is fine.
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
+			TLSHandshakeTimeout: healthTimeout / 2,
 		},
 	}
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	// The transport calls these from its dialing goroutine, which may
+	// outlive Do when the deadline ends the request first.
+	var connected, handshook atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				connected.Store(true)
+			}
+		},
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			if err == nil {
+				handshook.Store(true)
+			}
+		},
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	req.Header.Set("User-Agent", "tableemu-healthcheck")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, req.URL.Scheme == "https" && connected.Load() && !handshook.Load(), err
 	}
 	resp.Body.Close()
-	return resp.StatusCode, nil
+	return resp.StatusCode, false, nil
 }
 
 // probeHost is the address to dial for a server listening on host. A

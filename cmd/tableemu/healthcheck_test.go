@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"net"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +176,120 @@ func TestHealthcheckPlainProbeOfHTTPS(t *testing.T) {
 	code, out, errOut := runHealthcheck("--tablePort", port)
 	if code != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 0", code, out, errOut)
+	}
+}
+
+// plainServer serves plain HTTP on a loopback port as servers other than
+// Go's do, and meets a TLS hello (a first byte of 0x16, a TLS handshake
+// record) as onHello says:
+//   - "close": closes the connection, as a server that drops what it
+//     cannot parse does;
+//   - "page": writes an error page with no status line and closes, as
+//     Python's http.server does for a request line it cannot read;
+//   - "wait": reads on for the end of the request's headers, which a TLS
+//     hello never sends, until the client gives up.
+//
+// A request in HTTP gets 200 "ok".
+func plainServer(t *testing.T, onHello string) (port string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	serve := func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		first, err := br.Peek(1)
+		if err != nil {
+			return
+		}
+		if first[0] == 0x16 {
+			switch onHello {
+			case "close":
+				return
+			case "page":
+				io.WriteString(c, "<html><body><h1>Error response</h1><p>Error code: 400</p></body></html>\n")
+				return
+			}
+		}
+		var last [4]byte // the end of the headers: a blank line
+		for string(last[:]) != "\r\n\r\n" {
+			b, err := br.ReadByte()
+			if err != nil {
+				return
+			}
+			last = [4]byte{last[1], last[2], last[3], b}
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	_, port, _ = net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// TestHealthcheckPlainServers: the image's check (no flags) finds any
+// plain HTTP server up, as its help says, not only one that answers a TLS
+// hello in HTTP as Go's do (it used to exit 1 against the others), within
+// its time; with --cert each is down, and the line says the server does
+// not speak TLS.
+func TestHealthcheckPlainServers(t *testing.T) {
+	for _, onHello := range []string{"close", "page", "wait"} {
+		t.Run(onHello, func(t *testing.T) {
+			port := plainServer(t, onHello)
+			start := time.Now()
+			code, out, errOut := runHealthcheck("--tablePort", port)
+			if code != 0 || out != "tableemu healthcheck: up (http://127.0.0.1:"+port+"/ answered 200)\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 0, up over http", code, out, errOut)
+			}
+			if d := time.Since(start); d > healthTimeout {
+				t.Errorf("took %v; the probe's time is %v", d, healthTimeout)
+			}
+			code, out, errOut = runHealthcheck("--tablePort", port, "--cert", "c.pem", "--key", "k.pem")
+			if code != 1 || out != "" || !strings.Contains(errOut, "the server on 127.0.0.1:"+port+" does not speak TLS, but --cert says it serves HTTPS") {
+				t.Errorf("--cert: exit %d, stdout %q, stderr %q; want 1 and does not speak TLS", code, out, errOut)
+			}
+		})
+	}
+}
+
+// TestHealthcheckPythonServer: the same against a real plain HTTP server
+// other than Go's, Python's http.server, when python3 is installed.
+func TestHealthcheckPythonServer(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a free port for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	cmd := exec.Command(python, "-m", "http.server", port, "--bind", "127.0.0.1", "--directory", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("python3 -m http.server does not listen after 30 s")
+		}
+	}
+	code, out, errOut := runHealthcheck("--tablePort", port)
+	if code != 0 || out != "tableemu healthcheck: up (http://127.0.0.1:"+port+"/ answered 200)\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0, up over http", code, out, errOut)
 	}
 }

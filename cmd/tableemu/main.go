@@ -221,10 +221,22 @@ func startError(cfg emulator.Config, err error) string {
 	if errors.As(err, &le) {
 		return le.Error() + ": stop that one, or start this one with another --location (or --inMemoryPersistence)"
 	}
+	var de *sqlite.DirError
+	if !errors.As(err, &de) {
+		return cfg.Redact(err.Error())
+	}
+	// A data directory that cannot be created or written (a parent the
+	// user may not write, a read-only file system, a path under a file, a
+	// database file or its -wal or -shm read-only): the way out is another
+	// directory, or none.
+	const elsewhere = "or --inMemoryPersistence to keep the data in memory"
 	// A database file given where the directory goes (Azurite's
 	// --location is a directory too).
 	if fi, serr := os.Stat(cfg.Location); serr == nil && !fi.IsDir() && errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing)", cfg.Location, sqlite.FileName)
+		return fmt.Sprintf("--location %s is a file: give the directory that holds %s (it is created if missing), %s", cfg.Location, sqlite.FileName, elsewhere)
 	}
-	return cfg.Redact(err.Error())
+	if de.File != "" {
+		return fmt.Sprintf("%s; make them writable for this user (a tableemu run as another user may have created them), start with another --location, %s", de.Error(), elsewhere)
+	}
+	return fmt.Sprintf("%s; start with --location naming a directory you can write, %s", de.Error(), elsewhere)
 }

@@ -115,9 +115,10 @@ func TestFailedStartsCreateNothing(t *testing.T) {
 		{"debug file is a directory", []string{"--tablePort", "0", "--debug", files}, "",
 			[]string{"--debug", "a directory, not a file"}},
 		{"data directory under a file", []string{"--tablePort", "0"}, filepath.Join(plainFile, "data"),
-			[]string{"not a directory"}},
+			[]string{"cannot create data directory " + filepath.Join(plainFile, "data") + ": mkdir " + plainFile + ": not a directory",
+				"; start with --location naming a directory you can write, or --inMemoryPersistence to keep the data in memory"}},
 		{"data directory is a file", []string{"--tablePort", "0"}, plainFile,
-			[]string{"--location " + plainFile + " is a file", "tableemu.sqlite"}},
+			[]string{"--location " + plainFile + " is a file", "tableemu.sqlite", "or --inMemoryPersistence"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -5,7 +5,9 @@
 # needs: chromium with apt-get when /usr/bin/chromium is missing (a
 # browser download through playwright is not possible here), the npm
 # packages with npm ci. The Go SDK checker (gocheck) is built from this
-# repository. Every test file starts its own tableemu on a free port.
+# repository. Every test file starts its own tableemu on a free port;
+# crossorigin.test.js also serves an attacker's page of its own on
+# 127.0.0.2 and on 127.0.0.1 (Linux routes all of 127.0.0.0/8 to lo).
 #
 #   TABLEEMU_BIN=path     the tableemu binary to test
 #   TABLEEMU_SHOTS=dir    where the screenshots go (printed at the end)

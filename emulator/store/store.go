@@ -72,6 +72,14 @@ func (s *Store) ViewPoint(ctx context.Context, fn func(*Tx) error) error {
 // serialization conflict), so fn must not have effects outside the
 // transaction other than setting its caller's variables. fn must not call
 // Update or View.
+//
+// The work runs under ctx: when ctx ends (a request's deadline), Update
+// returns its error (errors.Is context.DeadlineExceeded) instead of
+// waiting on, and fn's statements fail. Either all of fn's changes
+// committed or none did; which one is known unless ctx ended while the
+// commit was on its way to an external database, whose answer is then
+// lost — the write may or may not have been applied, as a write the
+// Table service answers OperationTimedOut (docs/durability.md).
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	return s.e.Update(ctx, func(t EngineTx) error { return fn(&Tx{t}) })
 }

@@ -10,8 +10,9 @@
 //     package puts it in /usr/lib/postgresql/N/bin): initdb into a temporary
 //     directory, a server listening on 127.0.0.1 only, on a free port, with
 //     trust authentication and fsync off (test data need not survive a power
-//     cut). As root it runs as the postgres user, since PostgreSQL refuses
-//     to run as root.
+//     cut), offering TLS with a certificate of its own (TLS, tls.go). As
+//     root it runs as the postgres user, since PostgreSQL refuses to run
+//     as root.
 //
 // Neither: the test is skipped with a line saying what to install.
 //
@@ -233,7 +234,7 @@ func (c *cluster) init(bin string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	return nil
+	return writeCert(filepath.Join(c.dir, "data"), cred) // for ssl=on (tls.go)
 }
 
 func (c *cluster) run(bin string, port int) error {
@@ -250,7 +251,7 @@ func (c *cluster) run(bin string, port int) error {
 		"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port),
 		"-c", "unix_socket_directories="+c.dir,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=300", "-c", "shared_buffers=64MB")
+		"-c", "max_connections=300", "-c", "shared_buffers=64MB", "-c", "ssl=on")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	setCredential(cmd, cred)
 	dieWithParent(cmd)

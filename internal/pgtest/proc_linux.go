@@ -29,6 +29,18 @@ func asPostgres(dir string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// credentialT is the credential asPostgres returns.
+type credentialT = syscall.Credential
+
+// giveTo gives the file at path to cred's user (none: it stays the
+// current user's).
+func giveTo(path string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	return os.Chown(path, int(cred.Uid), int(cred.Gid))
+}
+
 func setCredential(cmd *exec.Cmd, cred *syscall.Credential) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

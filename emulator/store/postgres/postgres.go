@@ -88,6 +88,7 @@ func openEngine(ctx context.Context, opts Options) (*engine, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
+	configureDial(cfg) // dead connections are found and dropped (dial.go)
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "tableemu"
 	}

@@ -157,13 +157,21 @@ func (e *engine) run(ctx context.Context, begin string, write, eager, point bool
 		return noRetry, err
 	}
 	// Released last: a connection left inside a transaction (its ROLLBACK
-	// failed) is closed by the pool rather than reused.
-	defer conn.Release()
+	// failed) is closed by the pool rather than reused; one pgx closed
+	// leaves the pool at once (release, dial.go).
+	defer release(conn)
 	tx := &Tx{e: e, conn: conn, ctx: ctx, begin: begin, eager: eager, point: point}
 	committed := false
 	defer func() {
-		if !committed && tx.begun {
-			// Not ctx: a cancelled request must still end its
+		switch {
+		case committed || !tx.begun || conn.Conn().IsClosed():
+		case ctx.Err() != nil:
+			// The request's time is up (its deadline, or the client
+			// left): no waiting on a server that may not answer.
+			// Closing the connection ends the transaction too.
+			conn.Conn().Close(ctx)
+		default:
+			// Not ctx: a failed closure must still end its
 			// transaction.
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			conn.Exec(rctx, "ROLLBACK")

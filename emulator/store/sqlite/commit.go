@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Group commit. Every commit has a fixed cost: SQLite appends the pages it
@@ -40,38 +42,111 @@ type writeReq struct {
 	fn  func(*Tx) error
 	err error
 	pan any // a panic in fn, re-raised in the caller's goroutine
+	// state says whether fn may still be dropped: the caller whose
+	// context ends while fn waits (reqQueued) takes it back
+	// (reqAbandoned) and returns at once; the writer claims it
+	// (reqRunning) before it touches anything but state and done, and
+	// from then on the caller waits for the group's outcome.
+	state atomic.Int32
 	// done receives one value once the closure's group committed or
 	// failed. It is buffered and the request reused (writeReqs): a new
 	// request and channel were two allocations of every write.
 	done chan struct{}
+	// expiry wakes the caller at its context's deadline. Reused with
+	// the request: waiting on ctx.Done instead would make a request's
+	// context build its timer and channel (emulator/deadline.go), ten
+	// allocations of every write.
+	expiry *time.Timer
 }
 
-var writeReqs = sync.Pool{New: func() any { return &writeReq{done: make(chan struct{}, 1)} }}
+var writeReqs = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &writeReq{done: make(chan struct{}, 1), expiry: t}
+}}
+
+// Write states (writeReq.state).
+const (
+	reqQueued int32 = iota
+	reqRunning
+	reqAbandoned
+)
 
 // Update runs fn in a write transaction: if fn returns nil its changes
 // commit before Update returns (see Options.Fsync for how durably),
 // otherwise nothing it did stays.
 // fn runs on the writer goroutine; it must not call Update or View.
+//
+// If ctx ends while fn is still waiting — for the writer, busy with other
+// groups, or for its group to begin, as when another connection holds the
+// database's write lock — Update returns ctx's error and fn never runs:
+// the write was not applied. Once fn has started, Update waits for the
+// group's commit, whatever ctx does (ctx's end fails fn's next statement
+// instead), so that its answer says whether the write committed. A
+// group's work after fn started is bounded: the writer holds the write
+// lock from BEGIN IMMEDIATE on, so COMMIT waits for no one.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	req := writeReqs.Get().(*writeReq)
 	req.ctx, req.fn = ctx, fn
+	req.state.Store(reqQueued)
+	// The wait ends at ctx's deadline, or when a ctx without one is
+	// cancelled.
+	var expired <-chan time.Time
+	var cancelled <-chan struct{}
+	if dl, ok := ctx.Deadline(); ok {
+		req.expiry.Reset(time.Until(dl))
+		expired = req.expiry.C
+	} else {
+		cancelled = ctx.Done()
+	}
 	select {
 	case s.writes <- req:
 	case <-s.quit:
+		req.expiry.Stop()
 		req.ctx, req.fn = nil, nil
 		writeReqs.Put(req)
 		return ErrClosed
+	case <-expired:
+		req.ctx, req.fn = nil, nil
+		writeReqs.Put(req) // never handed over
+		return deadlineErr(ctx)
+	case <-cancelled:
+		req.ctx, req.fn = nil, nil
+		writeReqs.Put(req)
+		return ctx.Err()
 	}
-	// Wait even if ctx ends: fn may be running, and the caller must learn
-	// whether it committed. A cancelled ctx fails fn's statements instead.
-	<-req.done
+	var waitErr error
+	select {
+	case <-req.done:
+	case <-expired:
+		waitErr = deadlineErr(ctx)
+	case <-cancelled:
+		waitErr = ctx.Err()
+	}
+	req.expiry.Stop()
+	if waitErr != nil {
+		if req.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			// The writer skips it and still signals done: the
+			// request is left to it, not reused.
+			return waitErr
+		}
+		<-req.done // running: its group decides
+	}
 	err, pan := req.err, req.pan
-	*req = writeReq{done: req.done} // the writer is done with it
+	*req = writeReq{done: req.done, expiry: req.expiry} // the writer is done with it
 	writeReqs.Put(req)
 	if pan != nil {
 		panic(pan)
 	}
 	return err
+}
+
+// deadlineErr is ctx's error once its deadline has passed.
+func deadlineErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded // the timer ran a moment ahead of ctx's
 }
 
 // writer runs groups of Update closures until Close.
@@ -142,6 +217,9 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 	var cacheOps []cacheOp
 	cacheAll := false
 	for i, r := range group {
+		if !r.state.CompareAndSwap(reqQueued, reqRunning) {
+			continue // abandoned: its caller has returned (Update)
+		}
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
 			continue

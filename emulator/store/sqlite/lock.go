@@ -52,6 +52,19 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("data directory %s is in use by %s, and one tableemu serves a directory at a time", e.Dir, who)
 }
 
+// DirError is Open's error when the data directory cannot be created or
+// written, or the database file in it cannot be written: a start that
+// fails with it can succeed with another directory, or in memory, and the
+// command line says so (cmd/tableemu).
+type DirError struct {
+	Dir  string // the data directory
+	File string // the database file, when it (or its -wal or -shm) is what cannot be written
+	Err  error  // what failed; its text names the directory or the file
+}
+
+func (e *DirError) Error() string { return e.Err.Error() }
+func (e *DirError) Unwrap() error { return e.Err }
+
 // holder is the content of LockFile.
 type holder struct {
 	PID  int `json:"pid"`
@@ -83,12 +96,12 @@ func lockDir(dir string) (*dirLock, error) {
 		return nil, le
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock data directory %s: %w", dir, err)
+		return nil, &DirError{Dir: dir, Err: fmt.Errorf("lock data directory %s: %w", dir, err)}
 	}
 	l := &dirLock{dir: dir, os: ol, note: holder{PID: os.Getpid()}}
 	if err := l.write(); err != nil {
 		ol.unlock()
-		return nil, fmt.Errorf("data directory %s is not writable: tableemu keeps %s and its -wal and -shm files there (%w)", dir, FileName, err)
+		return nil, &DirError{Dir: dir, Err: fmt.Errorf("data directory %s is not writable: tableemu keeps %s and its -wal and -shm files there (%w)", dir, FileName, err)}
 	}
 	return l, nil
 }

@@ -105,3 +105,30 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestDirErrorOnlyForTheDirectory: a data directory that cannot be created
+// (here a path under a regular file, which fails for root too) is a
+// DirError naming it, so that the command line can say how to get past it;
+// a file that is not a database is not one (another --location would not
+// be the way out). cmd/tableemu's TestUnwritableDataDirectory covers the
+// read-only directory and database file as a user without privileges.
+func TestDirErrorOnlyForTheDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := openStore(context.Background(), Options{Dir: filepath.Join(file, "data")})
+	var de *DirError
+	if !errors.As(err, &de) || de.Dir != filepath.Join(file, "data") || de.File != "" {
+		t.Fatalf("under a file: %v, want a DirError for the directory", err)
+	}
+
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte("not a database, not at all; just text that is long enough to have a header of sorts"), 0o644)
+	if s, err := openStore(context.Background(), Options{Dir: dir}); err == nil {
+		s.Close()
+		t.Fatal("opened a file that is not a database")
+	} else if errors.As(err, &de) {
+		t.Fatalf("not a database: %v is a DirError", err)
+	}
+}

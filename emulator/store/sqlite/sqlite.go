@@ -91,6 +91,16 @@ func openConn(path string, flags int32, pragmas []string) (*conn, error) {
 		c.close()
 		return nil, err
 	}
+	// SQLITE_OPEN_READWRITE opens a file the operating system will not let
+	// this process write read-only, and says nothing: every write would
+	// then fail, the first one long after the start. Refuse it here,
+	// before the pragmas create -wal and -shm files beside it
+	// (sqlite3_db_readonly, https://sqlite.org/c3ref/db_readonly.html;
+	// a null name is the main database).
+	if flags&sqlite3.SQLITE_OPEN_READWRITE != 0 && sqlite3.Xsqlite3_db_readonly(c.tls, c.db, 0) == 1 {
+		c.close()
+		return nil, &Error{Code: sqlite3.SQLITE_READONLY, Msg: "the database file is read-only for this user"}
+	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	// Query planner stability: plans do not depend on bound values. Without
 	// it SQLite re-prepares a cached statement whenever the value bound to
@@ -482,15 +492,23 @@ func newPool(max int, open func() (*conn, error)) *pool {
 	return p
 }
 
-func (p *pool) get() (*conn, error) {
+func (p *pool) get() (*conn, error) { return p.getCtx(context.Background()) }
+
+// getCtx is get that gives up when ctx ends: a reader waiting for one of
+// the pool's connections, all busy with scans, stops at its deadline.
+func (p *pool) getCtx(ctx context.Context) (*conn, error) {
 	select {
 	case c := <-p.idle:
 		return c, nil
 	default:
 	}
+	// Done only now, once a wait is likely: a request's context makes
+	// its timer on first use (emulator/deadline.go).
 	select {
 	case c := <-p.idle:
 		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	case <-p.sem:
 		c, err := p.open()
 		if err != nil {

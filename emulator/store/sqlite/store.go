@@ -135,7 +135,7 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 		}
 	default:
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create data directory: %w", err)
+			return nil, &DirError{Dir: opts.Dir, Err: fmt.Errorf("cannot create data directory %s: %w", opts.Dir, err)}
 		}
 		var err error
 		if s.lock, err = lockDir(opts.Dir); err != nil { // before the database is touched
@@ -157,7 +157,12 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("open %s: %w", s.path, err)
+		err = fmt.Errorf("open %s: %w", s.path, err)
+		if store.FaultOf(err) == store.FaultReadOnly && !opts.InMemory {
+			// The file, or its -wal or -shm beside it, is not writable.
+			err = &DirError{Dir: opts.Dir, File: s.path, Err: err}
+		}
+		return nil, err
 	}
 	if err := s.autoIdx.load(ctx, s); err != nil {
 		s.Close()
@@ -301,6 +306,15 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err := c.queryRow(ctx, "PRAGMA user_version", nil, &version); err != nil {
 			return err
 		}
+		// A write transaction begun and rolled back writes nothing, but
+		// fails with SQLITE_READONLY where a write would: a -wal or -shm
+		// file this user may not write (left by a process run as another
+		// user) makes SQLite open the database read-only without an error
+		// (openConn catches the database file itself). Found here, the
+		// start fails; otherwise the first write would, long after.
+		if err := c.execScript(ctx, "BEGIN IMMEDIATE;\nROLLBACK;"); err != nil {
+			return err
+		}
 		// No integrity check here: quick_check reads every page, seconds
 		// for a large database, and start-up must stay fast at any size.
 		// A file that is not a database fails the user_version read above
@@ -345,7 +359,7 @@ func describeOpenError(err error) error {
 		case sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("database is damaged: %w", err)
 		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
-			return fmt.Errorf("cannot open the database file for writing: %w", err)
+			return fmt.Errorf("cannot write the database file or its -wal and -shm files: %w", err)
 		}
 	}
 	return err
@@ -439,7 +453,7 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	c, err := p.get()
+	c, err := p.getCtx(ctx)
 	if err != nil {
 		return err
 	}

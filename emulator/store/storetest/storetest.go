@@ -46,6 +46,7 @@ func Run(t *testing.T, open Open) {
 		{"ServiceProperties", testServiceProperties},
 		{"Snapshots", testSnapshots},
 		{"Reset", testReset},
+		{"IsolationInterrupted", testIsolationInterrupted},
 		{"NoLostUpdates", testNoLostUpdates},
 		{"BatchAtomic", testBatchAtomic},
 	} {
