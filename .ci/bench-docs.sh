@@ -3,7 +3,9 @@
 # same five servers (tableemu in its three modes, Azurite 3.37 in memory,
 # the bare reference server) and the same tablebench command, with two
 # small workloads of one 1-second round instead of the full 8-second run;
-# then its "Test isolation" block, on 100 entities and one run.
+# then its "Test isolation" block, on 100 entities and one run; its
+# "PostgreSQL" block, shortened the same way; and its "Memory" block, at
+# 100,000 entities, and BenchmarkPrivateMemory at 100,000 too.
 # Paths under /tmp move to a private directory. Fails if any command fails
 # or a target is missing from tablebench's table.
 set -euo pipefail
@@ -66,3 +68,29 @@ for t in tableemu-sqlite azurite-memory postgres-1 postgres-2 postgres-4; do
   grep -q "^| mixed | $t |" "$work/pg.out" || { echo "FAIL: no mixed row for $t"; cat "$work/pg.err"; exit 1; }
 done
 echo "docs/benchmarks.md's PostgreSQL block ran (shortened)"
+
+# Its "Memory" block: tablebench -memory, tableemu and Azurite, at 100,000
+# entities with reads of one second; it fails if tableemu's private memory
+# passes its bound.
+memb=$(awk '/^## Memory/{r=1} r&&/^```sh$/{b=1; next} b&&/^```$/{exit} b{print}' docs/benchmarks.md)
+grep -q 'tablebench -memory' <<<"$memb" || { echo "no Memory block with tablebench -memory in docs/benchmarks.md"; exit 1; }
+short=${memb//\/tmp\//$work\/}
+short=${short//-sizes 100000,1000000,10000000 -timeout 1h/-sizes 100000 -duration 1s -timeout 10m}
+grep -q -- '-sizes 100000 -duration 1s -timeout 10m' <<<"$short" ||
+  { echo "docs/benchmarks.md: the Memory line changed; update .ci/bench-docs.sh"; exit 1; }
+if ! bash -euo pipefail -c "$short" >"$work/mem.out" 2>"$work/mem.err"; then
+  cat "$work/mem.err" "$work/mem.out"; exit 1
+fi
+cat "$work/mem.out"
+for s in tableemu Azurite; do
+  grep -q "^| 100000 | $s | .* | ok |$" "$work/mem.out" || { echo "FAIL: no row for $s at 100000 entities"; cat "$work/mem.err"; exit 1; }
+done
+echo "docs/benchmarks.md's Memory block ran (shortened)"
+
+# The benchmark the Memory section names, at 100,000 entities instead of
+# ten million.
+pmb=$(tr '\n' ' ' <docs/benchmarks.md | grep -o "go test ./cmd/tablebench -run '^\$' -bench PrivateMemory[^\`]*" | head -1)
+[ -n "$pmb" ] || { echo "docs/benchmarks.md no longer names BenchmarkPrivateMemory's command; update .ci/bench-docs.sh"; exit 1; }
+TABLEBENCH_MEMORY_SIZES=100000 bash -c "$pmb" | tee "$work/pmb.out"
+grep -q 'peak-private-MiB' "$work/pmb.out" || { echo "FAIL: BenchmarkPrivateMemory reported no peak"; exit 1; }
+echo "docs/benchmarks.md's BenchmarkPrivateMemory ran (at 100,000 entities)"

@@ -16,10 +16,45 @@ func openStore(cfg Config) (*store.Store, error) {
 	if cfg.Database != "" {
 		return postgres.Open(context.Background(), postgres.Options{URL: cfg.Database})
 	}
-	cache := int64(cmp.Or(cfg.CacheSize, DefaultCacheSize)) << 20
-	if cfg.CacheSize < 0 {
+	cache := cacheBudget(cfg)
+	if cache == 0 {
 		cache = -1
 	}
 	return sqlite.Open(context.Background(), sqlite.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync,
 		NoAutoIndex: cfg.NoAutoIndex, FilterCache: cache})
+}
+
+// cacheBudget is the SQLite store's filter cache budget in bytes, 0 for
+// none.
+func cacheBudget(cfg Config) int64 {
+	if cfg.Database != "" || cfg.CacheSize < 0 {
+		return 0
+	}
+	return int64(cmp.Or(cfg.CacheSize, DefaultCacheSize)) << 20
+}
+
+// Memory (docs/command-line.md, "Memory"). The filter cache counts what
+// it holds against its budget and evicts before it passes it
+// (emulator/store/sqlite/cachebudget.go). Besides it the process holds
+// the rest of the Go heap (requests, buffers), the collector's headroom,
+// SQLite's page caches (C memory: 16 MB for the writer, 2 MB for each
+// reader) and the runtime's own: MemoryAllowance bounds them together,
+// as measured in docs/benchmarks.md ("Memory").
+const MemoryAllowance = 256 << 20
+
+// goAllowance is the Go heap's room above the cache's budget under the
+// memory limit: what requests hold, and the headroom that spares the
+// collector from running at every few megabytes allocated once the cache
+// is full.
+const goAllowance = 128 << 20
+
+// MemoryLimit is the Go memory limit (runtime/debug.SetMemoryLimit) for
+// a process serving cfg: the cache's budget plus goAllowance, so that the
+// collector runs before the heap doubles what is live (GOGC's default);
+// 0 (no limit) when there is no cache, whose heap stays small.
+func MemoryLimit(cfg Config) int64 {
+	if b := cacheBudget(cfg); b > 0 {
+		return b + goAllowance
+	}
+	return 0
 }

@@ -36,6 +36,9 @@ type target struct {
 	path      string // the endpoint's path, e.g. /devstoreaccount1
 	client    *http.Client
 	bodies    sync.Pool // *[]byte: response buffers handed back by release
+	// loaded counts the entities preload has written (tablebench -memory
+	// reports how far a server got).
+	loaded atomic.Int64
 }
 
 func parseTarget(spec string) (*target, error) {

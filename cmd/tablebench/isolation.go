@@ -70,7 +70,11 @@ func freePort() int {
 // print Azurite's readiness line (both print it).
 func (s *server) start() (time.Duration, error) {
 	t0 := time.Now()
-	s.cmd = exec.Command(s.bin, append([]string{"--tablePort", strconv.Itoa(s.port), "--location", s.dir, "--silent"}, s.args...)...)
+	args := []string{"--tablePort", strconv.Itoa(s.port), "--silent"}
+	if s.dir != "" { // none for a server in memory: Azurite refuses both
+		args = append(args, "--location", s.dir)
+	}
+	s.cmd = exec.Command(s.bin, append(args, s.args...)...)
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
 		return 0, err

@@ -7,7 +7,8 @@
 //	tablebench -target 'tableemu,1234,DefaultEndpointsProtocol=http;AccountName=…;AccountKey=…;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;' \
 //	           -target 'azurite,5678,…' -workloads insert,point,range -duration 10s -rounds 3
 //
-// tablebench -isolation measures resets and restores instead (isolation.go).
+// tablebench -isolation measures resets and restores instead (isolation.go);
+// tablebench -memory, the memory a server holds at each size (memory.go).
 package main
 
 import (
@@ -48,6 +49,9 @@ func run(args []string) error {
 	for _, a := range args {
 		if a == "-isolation" || a == "--isolation" {
 			return runIsolation(args) // isolation.go
+		}
+		if a == "-memory" || a == "--memory" {
+			return runMemory(args) // memory.go
 		}
 	}
 	fs := flag.NewFlagSet("tablebench", flag.ContinueOnError)

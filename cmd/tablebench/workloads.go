@@ -50,10 +50,11 @@ func (t *target) preload(table string, n int) error {
 	}
 	parts := n / 100
 	start := time.Now()
+	before := t.loaded.Load()
 	defer func() {
-		d := time.Since(start)
+		d, done := time.Since(start), t.loaded.Load()-before
 		fmt.Fprintf(os.Stderr, "tablebench: %s: loaded %d entities into %s in %.1f s (%.0f entities/s)\n",
-			t.name, n, table, d.Seconds(), float64(n)/d.Seconds())
+			t.name, done, table, d.Seconds(), float64(done)/d.Seconds())
 	}()
 	jobs := make(chan int)
 	errs := make(chan error, 8)
@@ -74,7 +75,9 @@ func (t *target) preload(table string, n int) error {
 					case errs <- err:
 					default:
 					}
+					continue
 				}
+				t.loaded.Add(int64(len(es)))
 			}
 		}()
 	}

@@ -99,6 +99,7 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	for _, w := range cfg.Warnings {
 		errs.Printf("warning: %s", w)
 	}
+	setMemoryLimit(cfg, os.Getenv) // memlimit.go
 
 	// The first SIGINT/SIGTERM shuts down gracefully: in-flight requests
 	// finish and the database closes. A second one exits at once. One that

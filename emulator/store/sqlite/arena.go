@@ -68,8 +68,14 @@ type ctree struct {
 
 func newTree() *ctree {
 	a := &arena{}
-	return &ctree{btree.NewG(btreeDegree, a.less), a}
+	return &ctree{btree.NewWithFreeListG(btreeDegree, a.less, nodeFreeList), a}
 }
+
+// nodeFreeList keeps nodes that trees dropped, for reuse: one for every
+// tree, not btree's default of one per tree, so that the nodes it keeps
+// (up to 32 of about 1.9 KiB each) do not add up with the number of
+// cached tables. It is safe for concurrent use.
+var nodeFreeList = btree.NewFreeListG[centry](btree.DefaultFreeListSize)
 
 // clone is a copy-on-write copy of t, for scans; its entries' bytes stay
 // where they are.
@@ -80,11 +86,18 @@ func (t *ctree) clone() *ctree { return &ctree{t.Clone(), t.a} }
 // bytes they take. A compaction calls it on a clone while the writer goes
 // on adding to t's arena, so it reads no field of the arena the writer
 // changes: live is read under the cache's lock, the chunks as a scan does.
-func (t *ctree) compacted(live int64) *ctree {
+// It gives up (nil) once dropped is set, checked every few thousand
+// entities.
+func (t *ctree) compacted(live int64, dropped *atomic.Bool) *ctree {
 	nt := newTree()
 	nt.a.want = live
 	v := t.a.view()
+	i := 0
 	t.Ascend(func(e centry) bool {
+		if i++; i%4096 == 0 && dropped.Load() {
+			nt = nil
+			return false
+		}
 		nt.ReplaceOrInsert(nt.a.put(v.pk(e), v.rk(e), bytesOf(v.slim(e)), e.ts, e.big))
 		return true
 	})
@@ -116,58 +129,76 @@ func (t *ctree) apply(op cacheOp) {
 // here too, and the compaction applies them to its copy before it
 // replaces master with it. A table forgotten meanwhile (dropped, evicted,
 // recreated) drops its compaction (forget), and the copy is discarded.
-type compaction struct{ ops []cacheOp }
+type compaction struct {
+	ops []cacheOp
+	// dropped: the table was forgotten; the copy stops, so that the
+	// memory it holds, no longer counted, goes at once.
+	dropped atomic.Bool
+	// copies counts the bytes of the nodes the writer may have copied
+	// from those the compaction's snapshot shares, at most copyMax: the
+	// snapshot keeps the old ones until the copy is done (cachebudget.go).
+	copies, copyMax, path int64
+}
 
-// note records a change the writer applied to master; under fc.mu. The
-// op's strings and slim are the write's, reused once its group ends: they
-// are copied, into one allocation.
-func (c *compaction) note(op cacheOp) {
+// note records a change the writer applied to master, and returns the
+// bytes the record takes; under fc.mu. The op's strings and slim are the
+// write's, reused once its group ends: they are copied, into one
+// allocation.
+func (c *compaction) note(op cacheOp) int64 {
 	if op.kind != opPut && op.kind != opDelete {
-		return
+		return 0
 	}
+	copied := min(c.path, c.copyMax-c.copies)
+	c.copies += copied
 	b := make([]byte, 0, len(op.pk)+len(op.rk)+len(op.slim))
 	b = append(append(append(b, op.pk...), op.rk...), op.slim...)
 	pk, rk, slim := b[:len(op.pk)], b[len(op.pk):len(op.pk)+len(op.rk)], b[len(op.pk)+len(op.rk):]
 	c.ops = append(c.ops, cacheOp{kind: op.kind, pk: unsafe.String(unsafe.SliceData(pk), len(pk)),
 		rk: unsafe.String(unsafe.SliceData(rk), len(rk)), slim: slim, ts: op.ts, big: op.big})
+	return int64(cap(b)) + int64(unsafe.Sizeof(op)) + copied
 }
 
 // compactHook, when set (tests), runs before a compaction installs its
 // copy.
 var compactHook func()
 
-// startCompaction starts compacting st's master; under fc.mu.
+// startCompaction starts compacting st's master; under fc.mu. The copy
+// it will make counts against the budget from now on (cachebudget.go):
+// the caller's evict makes room for it, or drops the table if it cannot.
 func (fc *filterCache) startCompaction(st *fcTable) {
-	c := &compaction{}
-	st.compact = c
 	snap, live := st.master.clone(), st.master.a.live
+	c := &compaction{copyMax: int64(snap.Len()) * entryOverhead, path: pathBytes(snap.Len())}
+	st.compact = c
+	st.compBytes = treeBytes(live, snap.Len())
+	fc.total += st.compBytes
 	fc.compacts.Add(1)
 	go func() {
 		defer fc.compacts.Done()
-		nt := snap.compacted(live)
+		nt := snap.compacted(live, &c.dropped)
 		if compactHook != nil {
 			compactHook()
 		}
 		fc.mu.Lock()
 		defer fc.mu.Unlock()
-		if st.compact != c {
+		if st.compact != c || nt == nil {
 			return
 		}
 		for _, op := range c.ops {
 			nt.apply(op)
 		}
-		// Scans of trees published before keep the old arena.
-		st.master, st.compact = nt, nil
+		// Scans of trees published before keep the old arena; the
+		// published tree goes, so that the table keeps only the new one.
+		st.master, st.compact, st.pub = nt, nil, nil
 		b := nt.bytes()
-		fc.total += b - st.bytes
-		st.bytes = b
+		fc.total += b - st.bytes - st.compBytes
+		st.bytes, st.compBytes = b, 0
 		fc.evict()
 	}()
 }
 
 // bytes is what the tree holds, for the cache's budget: its chunks, dead
-// bytes included, and entryOverhead per entity.
-func (t *ctree) bytes() int64 { return t.a.alloc + int64(t.Len())*entryOverhead }
+// bytes included, and its nodes (cachebudget.go).
+func (t *ctree) bytes() int64 { return treeBytes(t.a.alloc, t.Len()) }
 
 // arena holds the bytes of a tree's entries, in chunks of at most
 // maxChunk bytes (a larger entry gets a chunk of its own).

@@ -19,10 +19,12 @@ import (
 // again for the cache (docs/benchmarks.md, issue 25).
 
 // errLoadRaced ends a load that a write to its table overtook; errTooBig
-// one of a table larger than the whole cache.
+// one of a table larger than the whole cache; errNoRoom one the tables
+// cached already leave no room for (reserveLoad).
 var (
 	errLoadRaced = errors.New("filter cache: table written during load")
 	errTooBig    = errors.New("filter cache: table larger than the cache")
+	errNoRoom    = errors.New("filter cache: no room for the table")
 )
 
 // preloadFactor bounds the databases whose tables Open loads: a database
@@ -121,8 +123,9 @@ func (s *Store) startLoad(tid int64) *fcTable {
 }
 
 // runLoad reads the table and installs its tree; scans waiting for it
-// (lookup's wait) go on once it is installed or given up.
-func (s *Store) runLoad(tid int64, st *fcTable) {
+// (lookup's wait) go on once it is installed or given up. It returns why
+// the load stopped, if it did (tests).
+func (s *Store) runLoad(tid int64, st *fcTable) error {
 	fc := &s.fc
 	defer fc.loads.Done()
 	if loadHook != nil {
@@ -131,6 +134,9 @@ func (s *Store) runLoad(tid int64, st *fcTable) {
 	tree, large, bytes, p1, err := s.readTable(tid, st)
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
+	// The tree replaces its reservation, if it is installed below.
+	fc.total -= st.loadBytes
+	st.loadBytes = 0
 	// Waiters wake now but read the cache only after the unlock, when
 	// the tree is installed.
 	st.loading = false
@@ -142,10 +148,11 @@ func (s *Store) runLoad(tid int64, st *fcTable) {
 	// was read in (the writer would have applied the change to a tree
 	// that did not exist yet), and if it fits.
 	if err != nil || fc.tables[tid] != st || max(st.lastWrite, fc.lastAll) > p1 || st.master != nil || fc.total+bytes > fc.budget {
-		return
+		return err
 	}
 	st.master, st.pub, st.ver, st.bytes, st.large = tree, nil, p1, bytes, large
 	fc.total += bytes
+	return nil
 }
 
 // readTable reads every entity of tid in one snapshot.
@@ -173,9 +180,18 @@ func (s *Store) readTable(tid int64, st *fcTable) (tree *ctree, large map[string
 		}
 		defer rows.Close()
 		tree, large = newTree(), map[string]bool{} // in key order, as scans read them
+		var reserved int64
+		step := s.fc.loadStep()
 		for i := 0; rows.Next(); i++ {
 			if i%4096 == 0 && s.closed.Load() {
 				return ErrClosed
+			}
+			// The tree counts against the budget as it grows.
+			if bytes = tree.bytes(); bytes-reserved >= step || i == 0 {
+				if err := s.fc.reserveLoad(st, bytes); err != nil {
+					return err // leave it to SQLite
+				}
+				reserved = bytes
 			}
 			pk, rk := rows.Bytes(0), rows.Bytes(1) // put copies them
 			slim, big, names := slimOf(rows.Bytes(3), large)
@@ -183,10 +199,8 @@ func (s *Store) readTable(tid int64, st *fcTable) (tree *ctree, large map[string
 			for _, n := range names {
 				large[n] = true
 			}
-			if bytes = tree.bytes(); bytes > s.fc.budget {
-				return errTooBig // leave it to SQLite
-			}
 		}
+		bytes = tree.bytes()
 		return rows.Close()
 	})
 	return tree, large, bytes, p1, err

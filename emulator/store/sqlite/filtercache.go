@@ -82,6 +82,10 @@ type fcTable struct {
 	pub    *ctree
 	pubVer int64
 	bytes  int64 // master.bytes(), as fc.total counts it
+	// compBytes is what a compaction under way holds besides master, as
+	// fc.total counts it (cachebudget.go); loadBytes, a load under way,
+	// which runLoad releases (not forget: the load still holds it).
+	compBytes, loadBytes int64
 	// large names every property some entity of master has a value of
 	// left out of its slim form; a filter reading one of them scans
 	// SQLite. Replaced, never changed, so that a scan may keep it.
@@ -101,13 +105,6 @@ type fcTable struct {
 // slimMax is the largest value a slim entry keeps: a key, a name, a
 // number or a GUID fit; a serialized document does not.
 const slimMax = 64
-
-// entryOverhead approximates what a cached entity costs beyond its bytes:
-// its slot in a node (48 bytes, in nodes half full after splits) and the
-// tree's inner nodes. Measured: 100,000 entities of tablebench's shape
-// (keys 12 bytes, slim 63) loaded in key order held 182 bytes each of
-// live heap, 95 besides their bytes (259 when a slot took 80 bytes).
-const entryOverhead = 100
 
 func (fc *filterCache) init(budget int64) {
 	fc.budget, fc.tables, fc.epoch = budget, map[int64]*fcTable{}, time.Now()
@@ -292,7 +289,9 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		}
 		st.master.apply(op)
 		if st.compact != nil {
-			st.compact.note(op)
+			rec := st.compact.note(op)
+			st.compBytes += rec
+			fc.total += rec
 		}
 		if !slices.Contains(touched, st) {
 			touched = append(touched, st)
@@ -303,7 +302,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		if st.master == nil {
 			continue
 		}
-		if st.compact == nil && st.master.a.wasteful() {
+		if st.compact == nil && st.master.a.wasteful() && fc.compactionFits(st) {
 			fc.startCompaction(st)
 		}
 		b := st.master.bytes()
@@ -311,14 +310,22 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		st.bytes = b
 		st.ver = n
 		st.lastUse.Store(now)
+		// A tree published before this commit is never handed out again
+		// (lookup gives only the current version), and it would keep the
+		// nodes this commit's writes copied: as many as the tree has,
+		// after enough writes (cachebudget.go).
+		st.pub = nil
 	}
 	fc.evict()
 }
 
-// forget drops a table's trees; under mu.
+// forget drops a table's trees, and its compaction; under mu.
 func (fc *filterCache) forget(st *fcTable) {
-	fc.total -= st.bytes
-	st.master, st.pub, st.bytes, st.large, st.compact = nil, nil, 0, nil, nil
+	if st.compact != nil {
+		st.compact.dropped.Store(true)
+	}
+	fc.total -= st.bytes + st.compBytes
+	st.master, st.pub, st.bytes, st.compBytes, st.large, st.compact = nil, nil, 0, 0, nil, nil
 }
 
 // addLarge adds names to st.large, replacing the map; under mu.
@@ -373,7 +380,10 @@ func (fc *filterCache) evict() {
 		if fc.total <= fc.budget*9/10 {
 			break
 		}
-		st.tooBig = st.bytes > fc.budget*9/10
+		// Too big to load again if its live entries alone would not
+		// stay: a table forgotten for its dead bytes is loaded without
+		// them.
+		st.tooBig = treeBytes(st.master.a.live, st.master.Len()) > fc.budget*9/10
 		fc.forget(st)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tableemu/tableemu/emulator/store"
@@ -122,7 +123,7 @@ func BenchmarkCacheCompact(b *testing.B) {
 	t := s.fc.tables[1].master
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if nt := t.compacted(t.a.live); nt.Len() != cachedN {
+		if nt := t.compacted(t.a.live, new(atomic.Bool)); nt.Len() != cachedN {
 			b.Fatalf("%d entities after compaction, want %d", nt.Len(), cachedN)
 		}
 	}
