@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
@@ -11,126 +10,29 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tableemu/tableemu/internal/doctest"
 )
 
 // Docs that run: the Go commands and programs of README.md and docs/, run
-// as a user would run them, against the real binary, with the go command
-// configured as on a user's machine: the module proxy this machine is
-// configured with (go env GOPROXY; proxy.golang.org by default), an empty
-// module cache of the test's own, no GOFLAGS, no workspace, this
-// toolchain. So on a new machine with empty caches every module a
-// document's commands need is fetched as the user's go command fetches it,
-// and a document that relies on a module only this machine has fails here.
-//
-// Two stand-ins, both module proxies given in front of the configured one:
-//   - this checkout, served as a version of github.com/tableemu/tableemu
-//     (modProxy), as the release workflow publishes it from a tag, so that
-//     `go get github.com/tableemu/tableemu@latest` and `go install
-//     .../cmd/tableemu@latest` build what is being tested;
-//   - this machine's module cache, read as a proxy (GOPROXY's file:// form),
-//     so modules it already holds are not downloaded again; what it lacks
-//     falls through to the configured proxy.
-//
-// Covered here: docs/go.md ("Install the program", "Use it from Go",
-// "Embed it in Go tests"), README.md's Go snippet, and docs/security.md's
-// openssl command. README.md's "Run" commands and start-up output are the
-// command-line tests' (cmd/tableemu).
+// as a user would run them (internal/doctest says how the go command is
+// set up), against the real binary. Covered here: docs/go.md's "Use it
+// from Go", README.md's Go snippet, and docs/security.md's openssl
+// command; docs/go.md's "Embed it in Go tests" and "Install the program"
+// are conformance/godocs's, a package of their own because they compile
+// tableemu and its SQLite from a module cache of their own, for minutes
+// on a small machine. README.md's "Run" commands and start-up output are
+// the command-line tests' (cmd/tableemu).
 
-// repoFile returns a file of the repository, by its path from the root.
-func repoFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// section returns the text of the section headed "## title" in md, up to
-// the next "## " heading.
-func section(t *testing.T, md, title string) string {
-	t.Helper()
-	i := strings.Index(md, "\n## "+title+"\n")
-	if i < 0 {
-		t.Fatalf("no section %q", title)
-	}
-	s := md[i+len("\n## "+title+"\n"):]
-	if j := strings.Index(s, "\n## "); j >= 0 {
-		s = s[:j]
-	}
-	return s
-}
-
-// fenced returns the fenced blocks of text whose info string is lang ("go",
-// "sh", "" for none), in order.
-func fenced(text, lang string) []string {
-	var blocks []string
-	lines := strings.Split(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		if lines[i] != "```"+lang {
-			if strings.HasPrefix(lines[i], "```") {
-				for i++; i < len(lines) && lines[i] != "```"; i++ {
-				}
-			}
-			continue
-		}
-		var b strings.Builder
-		for i++; i < len(lines) && lines[i] != "```"; i++ {
-			b.WriteString(lines[i])
-			b.WriteByte('\n')
-		}
-		blocks = append(blocks, b.String())
-	}
-	return blocks
-}
-
-// oneBlock returns the only block of lang in text.
-func oneBlock(t *testing.T, text, lang string) string {
-	t.Helper()
-	b := fenced(text, lang)
-	if len(b) != 1 {
-		t.Fatalf("want one ```%s block, found %d", lang, len(b))
-	}
-	return b[0]
-}
-
-// goEnv is the environment of the go commands a user types (see the top of
-// this file); proxies, if any, are put in front of the configured proxy.
-func goEnv(t *testing.T, proxies ...string) []string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("fetches and builds modules with the go command")
-	}
-	configured := strings.TrimSpace(run(t, os.Environ(), ".", "go env GOPROXY"))
-	if configured == "" || configured == "off" {
-		t.Skipf("GOPROXY is %q: the go command of this machine fetches no modules", configured)
-	}
-	if cache := strings.TrimSpace(run(t, os.Environ(), ".", "go env GOMODCACHE")); cache != "" {
-		if fi, err := os.Stat(filepath.Join(cache, "cache", "download")); err == nil && fi.IsDir() {
-			proxies = append(proxies, fileURL(filepath.Join(cache, "cache", "download")))
-		}
-	}
-	return append(os.Environ(),
-		"GOPROXY="+strings.Join(append(proxies, configured), ","),
-		// The stand-in version of tableemu is not in the checksum
-		// database; every other module is checked against it as usual.
-		"GONOSUMDB="+modulePath,
-		// -modcacherw: the test's module cache can be removed afterwards.
-		"GOMODCACHE="+t.TempDir(), "GOFLAGS=-modcacherw", "GOWORK=off", "GOTOOLCHAIN=local")
-}
-
-// run runs a shell script in dir with env and returns its standard output.
-func run(t *testing.T, env []string, dir, script string) string {
-	t.Helper()
-	cmd := exec.Command("sh", "-e", "-c", script)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s\nin %s: %v\nstdout:\n%s\nstderr:\n%s", script, dir, err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
-}
+// The document helpers, under the names these tests use.
+var (
+	repoFile = doctest.File
+	section  = doctest.Section
+	fenced   = doctest.Fenced
+	oneBlock = doctest.OneBlock
+	run      = doctest.Run
+	goEnv    = doctest.GoEnv
+)
 
 // TestGoDocsProgram: docs/go.md's "Use it from Go" program, built and run
 // twice by the section's own commands against the real binary, prints what
@@ -224,71 +126,6 @@ func TestReadmeConnect(t *testing.T) {
 		if got := run(t, env, dir, "go run ."); got != prints[1]+"\n" {
 			t.Errorf("run %d printed %q, the README says %q", i, got, prints[1])
 		}
-	}
-}
-
-// TestGoDocsEmbedding: in a new module, docs/go.md's "Embed it in Go tests"
-// test file (and docs/isolation.md's "From Go" one beside it) and then the
-// section's commands, in the doc's order, make the module depend on
-// github.com/tableemu/tableemu as published (modProxy), and the tests pass. Its emulator calls are the ones
-// emulator/example_test.go makes, so the runnable example and the doc say
-// the same. Then "Install the program": go install of the published
-// module, and its --version names that version.
-func TestGoDocsEmbedding(t *testing.T) {
-	needInProcess(t)
-	env := goEnv(t, modProxy(t))
-	doc := repoFile(t, "docs/go.md")
-	sec := section(t, doc, "Embed it in Go tests")
-	if i, j := strings.Index(sec, "```go\n"), strings.Index(sec, "```sh\n"); i < 0 || j < i {
-		t.Fatal("the section should show the test file before the commands that need it")
-	}
-	dir := filepath.Join(t.TempDir(), "app")
-	must(t, os.Mkdir(dir, 0o755))
-	run(t, env, dir, "go mod init example.com/app")
-	code := oneBlock(t, sec, "go")
-	must(t, os.WriteFile(filepath.Join(dir, "orders_test.go"), []byte(code), 0o644))
-	// docs/isolation.md's Go test file is written beside it, as that
-	// section says, and runs with it.
-	isolation := oneBlock(t, section(t, repoFile(t, "docs/isolation.md"), "From Go"), "go")
-	must(t, os.WriteFile(filepath.Join(dir, "isolation_test.go"), []byte(isolation), 0o644))
-	commands := oneBlock(t, sec, "sh")
-	if !strings.HasSuffix(commands, "go test ./...\n") {
-		t.Fatalf("the commands should end by running the test:\n%s", commands)
-	}
-	run(t, env, dir, commands)
-	out := run(t, env, dir, "go test -count=1 -v ./...")
-	if !strings.Contains(out, "--- PASS: TestOrders") {
-		t.Errorf("the doc's test did not pass:\n%s", out)
-	}
-	if !strings.Contains(out, "--- PASS: TestWithFixtures") || !strings.Contains(out, "--- PASS: TestWithFixtures/sees_the_fixtures") {
-		t.Errorf("docs/isolation.md's test did not pass:\n%s", out)
-	}
-	if mod := run(t, env, dir, "go list -m "+modulePath); strings.TrimSpace(mod) != modulePath+" "+testVersion {
-		t.Errorf("the module depends on %q, want the published stand-in %s", mod, testVersion)
-	}
-
-	example, err := os.ReadFile("../emulator/example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := regexp.MustCompile(`emulator\.[A-Za-z]+\(.*\)`).FindAllString(code, -1)
-	if len(calls) < 3 {
-		t.Fatalf("the doc's test makes %d emulator calls: %q", len(calls), calls)
-	}
-	for _, c := range calls {
-		if !strings.Contains(string(example), c) {
-			t.Errorf("emulator/example_test.go does not make the doc's call %s", c)
-		}
-	}
-
-	// "Install the program": go install, then tableemu --version, with
-	// GOBIN on the PATH as a user's $(go env GOPATH)/bin is.
-	install := oneBlock(t, section(t, doc, "Install the program"), "sh")
-	bin := t.TempDir()
-	env = append(env, "GOBIN="+bin, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out = run(t, env, t.TempDir(), install)
-	if !strings.HasPrefix(out, "tableemu "+testVersion+"\n") {
-		t.Errorf("the installed tableemu --version printed %q, want the module version %s first", out, testVersion)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 // Example starts tableemu inside a Go program or test, as docs/go.md's
 // "Embed it in Go tests" does: an in-memory server on a loopback port, and
 // an aztables client connected to it through the connection string the
-// SDKs understand. (conformance/godocs_test.go checks that the doc's
-// emulator calls are the ones made here.)
+// SDKs understand. (conformance/godocs/embedding_test.go checks that the
+// doc's emulator calls are the ones made here.)
 func Example() {
 	// InMemory: nothing touches the disk. Silent: no access log on stdout.
 	srv, err := emulator.New(emulator.Config{InMemory: true, Silent: true})
