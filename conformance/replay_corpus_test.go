@@ -80,6 +80,8 @@ type replayCredential struct {
 var replayCredentials = []replayCredential{
 	{"python/test_table_batch.pyTestTableBatchtest_new_invalid_key.json", 0, credOtherKey,
 		"test_new_invalid_key signs its batch with a key that is not the account's"},
+	{"python/test_table_batch_async.pyTestTableBatchAsynctest_new_invalid_key.json", 0, credOtherKey,
+		"the async test_new_invalid_key signs its batch with a key that is not the account's"},
 	{"python/test_table.pyTestTabletest_create_properties.json", 1, credOtherKey,
 		"live refused this request's signature (403 AuthenticationFailed, \"Make sure the value of Authorization header is " +
 			"formed correctly including the signature.\") although the same client's Create Table before it passed: " +
