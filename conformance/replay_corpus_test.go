@@ -50,7 +50,10 @@ type replayCorpus struct {
 var (
 	netCorpus    = replayCorpus{sdk: "NET", dir: "net", keptAuthorization: true}
 	pythonCorpus = replayCorpus{sdk: "Python", dir: "python", account: "faketableaccount"}
-	corpora      = []replayCorpus{netCorpus, pythonCorpus}
+	// The Go SDK's recorder kept Authorization as the .NET one did, and
+	// wrote the account as fakeaccount (host and answers).
+	goCorpus = replayCorpus{sdk: "Go", dir: "go", keptAuthorization: true, account: "fakeaccount"}
+	corpora  = []replayCorpus{netCorpus, pythonCorpus, goCorpus}
 )
 
 // credential is how a recorded request was authorized where the recording

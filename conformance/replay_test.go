@@ -245,6 +245,10 @@ func TestReplayNET(t *testing.T) { replayCorpusTest(t, netCorpus, inMemory) }
 // own tableemu.
 func TestReplayPython(t *testing.T) { replayCorpusTest(t, pythonCorpus, inMemory) }
 
+// TestReplayGo replays the Go SDK's recordings, each against its own
+// tableemu.
+func TestReplayGo(t *testing.T) { replayCorpusTest(t, goCorpus, inMemory) }
+
 // TestPostgresReplay replays every corpus again with each file's tableemu
 // on PostgreSQL: the answers must be the same as on SQLite, known
 // differences included. It skips where PostgreSQL is not installed (see
