@@ -20,8 +20,8 @@ type replayStats struct {
 // versionStats counts the entries that name one x-ms-version, and the
 // files whose first entry with the Table service names it.
 type versionStats struct {
-	files, entries int
-	ops            map[string]int
+	files, entries, exactFiles, exactEntries int
+	ops                                      map[string]int
 }
 
 // add counts a file's entries and whether they matched: exactly, but for
@@ -43,21 +43,25 @@ func (s *replayStats) add(rec *recording, diffs []replayDiff, unexpected int) {
 			s.notSent++
 			continue
 		}
-		s.entries++
-		if !differs[i] {
-			s.exactEntries++
-		}
 		op, v := operationKind(e), recordedVersion(e)
-		s.ops[op]++
 		vs := s.versions[v]
 		if vs == nil {
 			vs = &versionStats{ops: map[string]int{}}
 			s.versions[v] = vs
 		}
+		s.entries++
 		vs.entries++
+		if !differs[i] {
+			s.exactEntries++
+			vs.exactEntries++
+		}
+		s.ops[op]++
 		vs.ops[op]++
 		if first {
 			vs.files++
+			if len(diffs) == 0 {
+				vs.exactFiles++
+			}
 			first = false
 		}
 	}
@@ -96,7 +100,8 @@ func (s *replayStats) lines(sdk string) []string {
 	sort.Strings(vs)
 	for _, v := range vs {
 		c := s.versions[v]
-		out = append(out, fmt.Sprintf("%s x-ms-version %s: %d files, %d entries (%s)", sdk, v, c.files, c.entries, kinds(c.ops)))
+		out = append(out, fmt.Sprintf("%s x-ms-version %s: %d files, %d entries (%s); %d files and %d entries match exactly",
+			sdk, v, c.files, c.entries, kinds(c.ops), c.exactFiles, c.exactEntries))
 	}
 	return out
 }
