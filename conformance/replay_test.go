@@ -96,8 +96,8 @@ var replayKnownItems = map[string]string{
 		"Edm.DateTime, RowKey@odata.type Edm.Guid) is 400 InvalidInput live; tableemu inserts it",
 	"3": "issue 38 item 3 (branch i38-batch): a failed batch at x-ms-version 2025-07-05 — the 412 and 404 of an " +
 		"operation come without the \"0:\" index, and a repeated row's 400 InvalidDuplicateRow with Cache-Control: " +
-		"no-cache, which tableemu leaves out of changeset-level failures after the 2019-02-02 evidence of an empty " +
-		"changeset (live sends it with InvalidDuplicateRow at 2019-02-02 too: the Go SDK's TestBatchErrorHandleResponse)",
+		"no-cache (the missing table's 404 without, as tableemu sends both: emulator/batch.go, batchFailure.group); " +
+		"live sends it with InvalidDuplicateRow at 2019-02-02 too (the Go SDK's TestBatchErrorHandleResponse)",
 	"4": "issue 38 item 4 (branch i38-batch): an empty changeset is 202 with a changeset answer holding 400 " +
 		"InvalidInput in XML; tableemu answers 400 to the whole request",
 	"5": "issue 38 item 5 (branch i38-errs): a $batch refused for its signature is 403 with Content-Type " +
