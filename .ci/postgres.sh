@@ -6,7 +6,10 @@
 #     reads across instances, If-Match races, batches, settings, kill -9,
 #     PostgreSQL restarted under load) and the network partition under
 #     load (TestPostgresPartition: every request within its deadline;
-#     TestPostgresIsolationPartition: resets and snapshots too),
+#     TestPostgresIsolationPartition: resets and snapshots too), and the
+#     replay of the .NET and Python SDKs' recorded live exchanges with
+#     every file's tableemu on PostgreSQL (TestPostgresReplay,
+#     docs/replay.md),
 #   - the Go conformance suite with every in-process server on PostgreSQL
 #     (the shared one on one database, each test's own on a new one),
 #   - the JavaScript, Python and Java SDK suites and the explorer's browser
@@ -34,8 +37,8 @@ if ! TABLEEMU_CRASH_CYCLES=${TABLEEMU_CRASH_CYCLES:-10} go test -count=1 -run 'T
   cat "$log"; exit 1
 fi
 # The figures the tests log (conflicts retried, reads, recovery, the
-# partition's answers), and the verdicts.
-grep -E '^(--- |ok)|(postgres|partition)_test.go:[0-9]+: |crash summary' "$log"
+# partition's answers, the replay's counts), and the verdicts.
+grep -E '^(--- |ok)|(postgres|partition|replay)_test.go:[0-9]+: |crash summary' "$log"
 
 echo "== Go conformance suite on PostgreSQL"
 psql -q -X "$PG_ADMIN_URL" -c "CREATE DATABASE conformance_go" >/dev/null

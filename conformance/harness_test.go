@@ -189,7 +189,7 @@ func wantCode(t *testing.T, err error, status int, code string) {
 	}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -228,6 +228,10 @@ var (
 	etagForm      = regexp.MustCompile(`^W/"datetime'([^'"]+)'"$`)
 	timestampForm = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,7})?Z$`)
 	messageForm   = regexp.MustCompile(`(?s)^(.*)\nRequestId:([^\n]*)\nTime:([^\n]*)$`)
+	// hintLines are tableemu's help in a message: lines of their own
+	// after the service's text, each starting "tableemu: " (error.go,
+	// WithHint).
+	hintLines = regexp.MustCompile(`\ntableemu: [^\n]*`)
 )
 
 // etagVersion is the entity-version time an ETag names, in one canonical
@@ -270,6 +274,7 @@ func (r *replayer) matchETag(where, rec, act string) {
 		r.failf("%s: tableemu %q is not an ETag of the form W/\"datetime'<time>'\"", where, act)
 		return
 	}
+	r.liveVersions[rk] = true
 	if err := r.versions.match(rk, ak); err != nil {
 		r.failf("%s: %v", where, err)
 	}
@@ -292,15 +297,19 @@ func (r *replayer) matchTimestamp(where, rec, act string) {
 		r.failf("%s: tableemu %q is not a Timestamp (yyyy-mm-ddThh:mm:ss.fffffffZ)", where, act)
 		return
 	}
+	r.liveVersions[rk] = true
 	if err := r.versions.match(rk, ak); err != nil {
 		r.failf("%s: %v", where, err)
 	}
 }
 
-// matchMessage compares an error message: the text exactly; the RequestId
-// line must name tableemu's x-ms-request-id (allow "request-id") and the
-// Time line be a time (allow "time").
+// matchMessage compares an error message: the text exactly, less the
+// lines of tableemu's own help that follow the service's text (allow
+// "hint"); the RequestId line must name tableemu's x-ms-request-id (allow
+// "request-id") and the Time line be a time (allow "time").
 func (r *replayer) matchMessage(where, rec, act, reqID string) {
+	allow("hint")
+	act = hintLines.ReplaceAllString(act, "")
 	rm, am := messageForm.FindStringSubmatch(rec), messageForm.FindStringSubmatch(act)
 	switch {
 	case rm == nil && rec != act:
@@ -376,7 +385,7 @@ func parseXML(b []byte) (*xmlNode, error) {
 var xmlTimes = map[string]bool{"LastSyncTime": true}
 
 // compareXML compares two XML documents as trees (allow "xml-spelling").
-func (r *replayer) compareXML(where string, rec, act []byte) {
+func (r *replayer) compareXML(where string, rec, act []byte, reqID string) {
 	allow("xml-spelling")
 	rn, err := parseXML(rec)
 	if err != nil {
@@ -388,10 +397,10 @@ func (r *replayer) compareXML(where string, rec, act []byte) {
 		r.failf("%sbody is not XML: %v: %s", where, err, snippet(act))
 		return
 	}
-	r.xmlElement(where+"body ", "/", rn, an)
+	r.xmlElement(where+"body ", "/", rn, an, reqID)
 }
 
-func (r *replayer) xmlElement(where, path string, rn, an *xmlNode) {
+func (r *replayer) xmlElement(where, path string, rn, an *xmlNode, reqID string) {
 	path += rn.name
 	if rn.name != an.name {
 		r.failf("%s%s: tableemu has <%s> here", where, path, an.name)
@@ -402,12 +411,18 @@ func (r *replayer) xmlElement(where, path string, rn, an *xmlNode) {
 	}
 	if len(rn.kids) == 0 && len(an.kids) == 0 {
 		rt, at := strings.TrimSpace(rn.text), strings.TrimSpace(an.text)
-		if xmlTimes[rn.name] {
+		switch {
+		case xmlTimes[rn.name]:
 			allow("time")
 			if _, err := http.ParseTime(at); err != nil {
 				r.failf("%s%s: tableemu %q is not an HTTP date", where, path, at)
 			}
-		} else if rt != at {
+		case isPolicyTime(path):
+			r.matchPolicyTime(where+path, rt, at)
+		case rn.name == "message" && path == "/error/message":
+			// An error's message, with its RequestId and Time lines.
+			r.matchMessage(where+path, rt, at, reqID)
+		case rt != at:
 			r.failf("%s%s: recorded %q, tableemu %q", where, path, rt, at)
 		}
 		return
@@ -423,7 +438,7 @@ func (r *replayer) xmlElement(where, path string, rn, an *xmlNode) {
 		return
 	}
 	for i := range rn.kids {
-		r.xmlElement(where, path+"/", rn.kids[i], an.kids[i])
+		r.xmlElement(where, path+"/", rn.kids[i], an.kids[i], reqID)
 	}
 }
 
@@ -434,11 +449,10 @@ type mimePart struct {
 }
 
 func readParts(contentType string, body []byte) ([]mimePart, error) {
-	_, params, err := mime.ParseMediaType(contentType)
-	if err != nil {
+	if _, _, err := mime.ParseMediaType(contentType); err != nil {
 		return nil, err
 	}
-	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	mr := multipart.NewReader(bytes.NewReader(body), bodyBoundary(contentType, body))
 	var parts []mimePart
 	for {
 		p, err := mr.NextRawPart()

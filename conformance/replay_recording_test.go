@@ -2,161 +2,120 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// recordingFiles lists the recordings as "<folder>/<file>.json", sorted.
-func recordingFiles(t testing.TB) []string {
+// replayRecording replays rec, the file name of corpus c, against a fresh
+// tableemu over HTTPS, keeping its data as base says (in memory, or in a
+// PostgreSQL database of its own), and returns the differences, each
+// naming the file, the entry and what differs. An empty result means every
+// answer matched.
+func replayRecording(t testing.TB, c replayCorpus, name string, rec *recording, base emulator.Config) []replayDiff {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(recordingsDir, "*", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range paths {
-		rel, _ := filepath.Rel(recordingsDir, p)
-		names = append(names, filepath.ToSlash(rel))
-	}
-	sort.Strings(names)
-	return names
-}
-
-// recording is one test-proxy file (testdata/recordings/README.md).
-type recording struct {
-	Entries   []recEntry        `json:"Entries"`
-	Variables map[string]string `json:"Variables"`
-}
-
-type recEntry struct {
-	RequestURI      string                 `json:"RequestUri"`
-	RequestMethod   string                 `json:"RequestMethod"`
-	RequestHeaders  map[string]headerValue `json:"RequestHeaders"`
-	RequestBody     json.RawMessage        `json:"RequestBody"`
-	StatusCode      int                    `json:"StatusCode"`
-	ResponseHeaders map[string]headerValue `json:"ResponseHeaders"`
-	ResponseBody    json.RawMessage        `json:"ResponseBody"`
-}
-
-// headerValue is a recorded header: a string, or an array of strings sent
-// as one line joined with ", ".
-type headerValue []string
-
-func (h *headerValue) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		*h = headerValue{s}
-		return nil
-	}
-	var list []string
-	if err := json.Unmarshal(b, &list); err != nil {
-		return err
-	}
-	*h = list
-	return nil
-}
-
-func (h headerValue) String() string { return strings.Join(h, ", ") }
-
-// header looks a recorded header up without regard to case.
-func (e *recEntry) header(resp bool, name string) (string, bool) {
-	m := e.RequestHeaders
-	if resp {
-		m = e.ResponseHeaders
-	}
-	for k, v := range m {
-		if strings.EqualFold(k, name) {
-			return v.String(), true
-		}
-	}
-	return "", false
-}
-
-func loadRecording(t testing.TB, name string) *recording {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(recordingsDir, filepath.FromSlash(name)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec recording
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return &rec
-}
-
-// replayRecording replays rec against a fresh tableemu over HTTPS and
-// returns the differences, each naming the file, the entry and what
-// differs. An empty result means every answer matched.
-func replayRecording(t testing.TB, name string, rec *recording) []replayDiff {
-	t.Helper()
-	account := rec.Variables["TABLES_STORAGE_ACCOUNT_NAME"]
-	if account == "" && len(rec.Entries) > 0 {
-		if u, err := url.Parse(rec.Entries[0].RequestURI); err == nil {
-			account, _, _ = strings.Cut(u.Hostname(), ".")
-		}
-	}
+	account := recordingAccount(c, rec)
 	if account == "" {
-		return []replayDiff{{0, name + ": no account name (Variables.TABLES_STORAGE_ACCOUNT_NAME) and no entries"}}
+		t.Fatalf("%s: no account name: the file has no Variables.TABLES_STORAGE_ACCOUNT_NAME and the corpus names none", name)
 	}
 	// A key of the test's own: the recordings' keys are sanitized.
 	raw := make([]byte, 64)
 	rand.Read(raw)
 	key := base64.StdEncoding.EncodeToString(raw)
-	srv, err := emulator.New(emulator.Config{InMemory: true, Silent: true,
-		Accounts: []emulator.Account{{Name: account, Keys: []string{key}, RawKeys: [][]byte{raw}}}})
+	cfg := base
+	cfg.Silent = true
+	cfg.Accounts = []emulator.Account{{Name: account, Keys: []string{key}, RawKeys: [][]byte{raw}}}
+	for i := range rec.Entries {
+		if k := credentialOf(c, name, i, &rec.Entries[i]); k == credToken || k == credRefusedToken {
+			// Bearer tokens, which tableemu accepts over HTTPS with
+			// --oauth basic (docs/security.md).
+			cfg.OAuth = "basic"
+		}
+	}
+	srv, err := emulator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Database != "" {
+		// A database of a pool (TestPostgresReplay) holds the file
+		// replayed on it before: the state of a new server again
+		// (docs/isolation.md).
+		if err := srv.ResetAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// TLS, so that https URLs and SAS spr=https are met as recorded.
 	hs := httptest.NewTLSServer(srv)
 	defer func() { hs.Close(); srv.Close() }()
-	r := &replayer{file: name, account: account, key: key, local: hs.URL, client: hs.Client(),
-		versions: newOneToOne(), tokens: map[string]*oneToOne{}, etagText: map[string]string{}}
-	for _, e := range rec.Entries {
-		if u, err := url.Parse(e.RequestURI); err == nil && !contains(r.hosts, u.Host) {
-			r.hosts = append(r.hosts, u.Host)
-		}
+	now := time.Now()
+	r := &replayer{corpus: c, file: name, account: account, key: key, local: hs.URL, client: hs.Client(),
+		now: now, offset: windowOffset(rec, now),
+		versions: newOneToOne(), liveVersions: map[string]bool{}, tokens: map[string]*oneToOne{}, etagText: map[string]string{}}
+	if cfg.OAuth != "" {
+		// Tokens from Microsoft Entra ID for storage (tls_test.go): one
+		// tableemu accepts, and one from an issuer it refuses.
+		r.bearer = string(mint(t, entraClaims()))
+		r.refusedBearer = string(mint(t, entraClaims("iss", "https://issuer.example/")))
 	}
 	r.restoreAccountState(rec)
 	for i := range rec.Entries {
+		if !isTableHost(hostOf(rec.Entries[i].RequestURI)) {
+			continue // the identity provider's: not the Table service (isTableHost)
+		}
 		r.entry(i, &rec.Entries[i])
 	}
 	return r.diffs
 }
 
 // restoreAccountState gives tableemu the service properties the live
-// account had before the test, when the file's first service-properties
-// operation is a Get that shows them (allow "account-state").
+// account had before the test, as far as the file's first successful Get
+// Service Properties shows them (allow "account-state"): its document,
+// less the settings a Set earlier in the file wrote, which the replay
+// sends itself.
 func (r *replayer) restoreAccountState(rec *recording) {
+	var written []string // top-level elements earlier Sets wrote
 	for i := range rec.Entries {
 		e := &rec.Entries[i]
 		u, err := url.Parse(e.RequestURI)
 		if err != nil || u.Query().Get("comp") != "properties" || u.Query().Get("restype") != "service" {
 			continue
 		}
+		if e.RequestMethod == http.MethodPut {
+			ct, _ := e.header(false, "Content-Type")
+			if body, err := recordedBytes(e.RequestBody, ct); err == nil && e.StatusCode == http.StatusAccepted {
+				if n, err := parseXML(body); err == nil {
+					for _, k := range n.kids {
+						written = append(written, k.name)
+					}
+				}
+			}
+			continue
+		}
 		ct, _ := e.header(true, "Content-Type")
-		body, err := recordedBody(e.ResponseBody, ct)
+		body, err := recordedBytes(e.ResponseBody, ct)
 		if e.RequestMethod != http.MethodGet || e.StatusCode != http.StatusOK || err != nil || len(body) == 0 {
-			return
+			continue
+		}
+		for _, name := range written {
+			n := regexp.QuoteMeta(name)
+			body = regexp.MustCompile(`(?s)<`+n+`\s*/>|<`+n+`>.*?</`+n+`>`).ReplaceAll(body, nil)
+		}
+		if n, err := parseXML(body); err != nil || len(n.kids) == 0 {
+			return // the Sets wrote all the Get shows
 		}
 		allow("account-state")
 		r.entryIndex = i
-		r.at = fmt.Sprintf("%s before entry %d (Set Service Properties to the live account's settings)", r.file, i)
-		req, err := http.NewRequest(http.MethodPut, r.base(u.Host)+"/?restype=service&comp=properties", bytes.NewReader(body))
+		r.at = fmt.Sprintf("%s before entry 0 (Set Service Properties to the live account's settings of entry %d)", r.file, i)
+		req, err := http.NewRequest(http.MethodPut, r.base(u.Host, "")+"/?restype=service&comp=properties", bytes.NewReader(body))
 		if err != nil {
 			r.failf("%v", err)
 			return
@@ -181,11 +140,16 @@ func (r *replayer) restoreAccountState(rec *recording) {
 // replayer carries one file's replay: the local endpoint, the mappings
 // built so far and the differences found.
 type replayer struct {
+	corpus             replayCorpus
 	file, account, key string
-	local              string   // https://127.0.0.1:<port>
-	hosts              []string // the recorded hosts
+	local              string // https://127.0.0.1:<port>
 	client             *http.Client
+	now                time.Time
+	offset             time.Duration        // how far the file's SAS windows move (allow "sas-window")
+	bearer             string               // a bearer token tableemu accepts (credToken)
+	refusedBearer      string               // one it refuses (credRefusedToken)
 	versions           *oneToOne            // recorded entity-version time → tableemu's (allow "entity-version")
+	liveVersions       map[string]bool      // every entity-version time live named in an answer compared
 	tokens             map[string]*oneToOne // per query parameter: recorded continuation token → tableemu's (allow "continuation")
 	etagText           map[string]string    // tableemu's version time → the ETag it sent for it
 	diffs              []replayDiff
@@ -211,7 +175,7 @@ func (r *replayer) failf(format string, args ...any) {
 func (r *replayer) entry(i int, e *recEntry) {
 	r.entryIndex = i
 	r.at = fmt.Sprintf("%s entry %d (%s %s)", r.file, i, e.RequestMethod, shortURL(e.RequestURI))
-	req, err := r.request(e)
+	req, err := r.request(i, e)
 	if err != nil {
 		r.failf("cannot build the request: %v", err)
 		return
@@ -258,49 +222,4 @@ func (m *oneToOne) match(recorded, local string) error {
 	}
 	m.fwd[recorded], m.back[local] = local, recorded
 	return nil
-}
-
-// operationKind names the operation a recorded request is, for the counts
-// of docs/replay.md.
-func operationKind(e *recEntry) string {
-	u, err := url.Parse(e.RequestURI)
-	if err != nil {
-		return "unreadable"
-	}
-	q, p := u.Query(), u.EscapedPath()
-	keyed := strings.HasSuffix(p, ")") && !strings.HasSuffix(p, "()")
-	switch {
-	case q.Get("comp") == "properties":
-		return map[string]string{"GET": "get service properties", "PUT": "set service properties"}[e.RequestMethod]
-	case q.Get("comp") == "stats":
-		return "get service stats"
-	case q.Get("comp") == "acl":
-		return map[string]string{"GET": "get table ACL", "PUT": "set table ACL"}[e.RequestMethod]
-	case strings.HasSuffix(p, "/$batch"):
-		return "batch"
-	case strings.Contains(p, "/Tables"):
-		switch e.RequestMethod {
-		case "POST":
-			return "create table"
-		case "DELETE":
-			return "delete table"
-		}
-		return "query tables"
-	case keyed:
-		switch e.RequestMethod {
-		case "GET":
-			return "get entity"
-		case "PUT":
-			return "update or upsert entity"
-		case "PATCH", "MERGE":
-			return "merge entity"
-		case "DELETE":
-			return "delete entity"
-		}
-	case e.RequestMethod == "POST":
-		return "insert entity"
-	case e.RequestMethod == "GET":
-		return "query entities"
-	}
-	return "other " + e.RequestMethod
 }

@@ -171,7 +171,7 @@ func (f fakeToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore
 	return azcore.AccessToken{Token: string(f), ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
 
-func mint(t *testing.T, claims jwt.MapClaims) fakeToken {
+func mint(t testing.TB, claims jwt.MapClaims) fakeToken {
 	t.Helper()
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte("tableemu does not check signatures"))
 	must(t, err)
