@@ -124,7 +124,7 @@ func normalize(t *testing.T, s string) string {
 
 func TestBatchGolden(t *testing.T) {
 	_, hs := batchServer(t)
-	for _, g := range goldens {
+	for _, g := range append(goldens, pythonGoldens...) {
 		t.Run(g.name, func(t *testing.T) {
 			for _, setup := range g.setup {
 				r := postBatch(t, hs, "multipart/mixed; boundary=batch_s", setup)
