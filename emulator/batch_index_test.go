@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Tests of how a failed $batch names its operation (docs/protocol.md 7.4):
+// Tests of how a $batch answer names its operations (docs/protocol.md 7.1, 7.4):
 // the "<index>:" prefix of the message, the headers of the failed part, and
 // the answer to an empty change set, each as the live service's recordings
 // show it (batchfail.go).
@@ -154,5 +154,26 @@ func TestBatchEmptyChangeset(t *testing.T) {
 				t.Fatalf("unexpected text after the service's sentence: %q", hint)
 			}
 		})
+	}
+}
+
+// TestBatchContentID: a Content-ID among the operation's request headers is
+// echoed in its part, on success and on failure, right after the status
+// line (legacy Python SDK recordings, x-ms-version 2017-04-17); one among
+// the MIME part's headers, as the Python SDK writes it, is not: live
+// answers those parts without one (its recordings at 2019-02-02 and
+// 2025-07-05; docs/protocol.md 7.1).
+func TestBatchContentID(t *testing.T) {
+	_, hs := batchServer(t)
+	body := changeset(insertOp("p", "c1"), "Content-ID: 7\nX: y\n\n"+insertOp("p", "c2"))
+	body = strings.Replace(body, "Content-Transfer-Encoding: binary\r\n\r\nContent-ID: 7\r\nX: y\r\n\r\n", "Content-Transfer-Encoding: binary\r\nContent-ID: 7\r\n\r\n", 1)
+	body = strings.Replace(body, "Prefer: return-no-content", "Content-ID: 3\r\nPrefer: return-no-content", 1)
+	r := postBatch(t, hs, batchCT, body)
+	if !strings.Contains(r.body, "HTTP/1.1 204 No Content\r\nContent-ID: 3\r\n") || strings.Count(r.body, "Content-ID") != 1 {
+		t.Fatalf("want Content-ID 3 echoed and 7 not:\n%s", r.body)
+	}
+	r = postBatch(t, hs, batchCT, body)
+	if !strings.Contains(r.body, "HTTP/1.1 409 Conflict\r\nContent-ID: 3\r\n") {
+		t.Fatalf("Content-ID not echoed on the failed part:\n%s", r.body)
 	}
 }

@@ -488,27 +488,6 @@ func TestBatchLoneQueryMissing(t *testing.T) {
 	}
 }
 
-// TestBatchContentID: a Content-ID among the operation's request headers is
-// echoed in its part, on success and on failure, right after the status
-// line (legacy Python SDK recordings, x-ms-version 2017-04-17); one among
-// the MIME part's headers, as the Python SDK writes it, is not: live
-// answers those parts without one (its recordings at 2019-02-02 and
-// 2025-07-05; docs/protocol.md 7.1).
-func TestBatchContentID(t *testing.T) {
-	_, hs := batchServer(t)
-	body := changeset(insertOp("p", "c1"), "Content-ID: 7\nX: y\n\n"+insertOp("p", "c2"))
-	body = strings.Replace(body, "Content-Transfer-Encoding: binary\r\n\r\nContent-ID: 7\r\nX: y\r\n\r\n", "Content-Transfer-Encoding: binary\r\nContent-ID: 7\r\n\r\n", 1)
-	body = strings.Replace(body, "Prefer: return-no-content", "Content-ID: 3\r\nPrefer: return-no-content", 1)
-	r := postBatch(t, hs, batchCT, body)
-	if !strings.Contains(r.body, "HTTP/1.1 204 No Content\r\nContent-ID: 3\r\n") || strings.Count(r.body, "Content-ID") != 1 {
-		t.Fatalf("want Content-ID 3 echoed and 7 not:\n%s", r.body)
-	}
-	r = postBatch(t, hs, batchCT, body)
-	if !strings.Contains(r.body, "HTTP/1.1 409 Conflict\r\nContent-ID: 3\r\n") {
-		t.Fatalf("Content-ID not echoed on the failed part:\n%s", r.body)
-	}
-}
-
 // TestBatchServiceSAS: with a table SAS, each operation needs its own
 // permission and must be inside the key range; a refusal is that
 // operation's failure (docs/protocol.md 0.1, 7.4). The handler is called with
