@@ -25,10 +25,13 @@ import (
 // ordinary top-level error. Everything that concerns one operation —
 // including the batch-level rules (more than 100 operations, two
 // partitions, the same entity twice, a missing table) — answers 202 with a
-// response holding only the failed operation, its message prefixed with its
-// 0-based index (docs/protocol.md 0.1, 7.4; live: TableNotFound "0:…" in the JS
-// recording should_handle_sub_request_error, EntityAlreadyExists "2:…" in
-// the Go recording TestBatchError).
+// response holding only the failed operation. Its message starts with the
+// operation's 0-based index and a colon, except when the change set holds
+// that one operation alone and the failure is one met while applying it to
+// the stored entity (batchIndexed; docs/protocol.md 7.4 has the evidence,
+// recorded from x-ms-version 2017-04-17 to 2025-07-05: the rule does not
+// depend on the version). An empty change set is answered inside the 202
+// too (emptyChangeset). batchfail.go writes the failures.
 
 const (
 	// maxBatchOps is the service's limit on a change set (docs/protocol.md
@@ -50,21 +53,6 @@ type batchOp struct {
 	stored *edm.Entity // after the run: the entity as stored or read
 }
 
-// batchFailure is the operation that failed a batch, and why.
-type batchFailure struct {
-	index int
-	err   *tableemu.Error
-	// group marks a failure of the change set as a whole (too many
-	// operations, two entity groups, a repeated entity, a missing table),
-	// found before any operation ran. The live service answers those
-	// without the operation's Cache-Control and Preference-Applied (WIRE-JS
-	// should_handle_sub_request_error: TableNotFound carries neither; WIRE-GO
-	// TestBatchError: the operation's own 409 carries both).
-	group bool
-}
-
-func (f *batchFailure) Error() string { return strconv.Itoa(f.index) + ":" + f.err.Error() }
-
 // batch: POST /$batch (docs/protocol.md 7).
 func (s *Server) batch(c *call) error {
 	body, err := readBody(c.r)
@@ -74,6 +62,10 @@ func (s *Server) batch(c *call) error {
 	req, err := parseBatch(c.r.Header.Get("Content-Type"), body)
 	if err != nil {
 		return err
+	}
+	if req.changeset && len(req.parts) == 0 {
+		s.writeBatch(c, true, nil, store.Table{}, emptyChangeset())
+		return nil
 	}
 	ops := make([]batchOp, len(req.parts))
 	for i := range ops {
@@ -120,8 +112,14 @@ func (s *Server) batch(c *call) error {
 // operation that causes it (docs/protocol.md 7.4). It returns the batch's table.
 func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 	if len(ops) > maxBatchOps {
-		// The live index is 0 or 99 (CS accepts either); Azurite says 0.
-		return "", &batchFailure{index: 0, group: true, err: tableemu.Newf(tableemu.InvalidInput,
+		// Live names the last operation a change set may hold, 99, and
+		// answers with that operation's headers (Python SDK recordings
+		// test_batch_too_many_ops: x-ms-version 2019-02-02 in 2021 and
+		// 2025-07-05 in 2026; docs/protocol.md 7.4).
+		o := &ops[maxBatchOps-1]
+		o.pref = prefer(o.part.header)
+		o.level = partLevel(o.part)
+		return "", &batchFailure{index: maxBatchOps - 1, err: tableemu.Newf(tableemu.InvalidInput,
 			"The batch request operation exceeds the maximum 100 changes per change set.")}
 	}
 	type entityKey struct{ pk, rk string } // pairs: "a"+"bc" is not "ab"+"c"
@@ -143,7 +141,7 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 		}
 		k := entityKey{o.w.pk, o.w.rk}
 		if _, dup := seen[k]; dup {
-			return "", &batchFailure{index: i, group: true, err: tableemu.New(tableemu.InvalidDuplicateRow)}
+			return "", &batchFailure{index: i, err: tableemu.New(tableemu.InvalidDuplicateRow)}
 		}
 		seen[k] = struct{}{}
 	}
@@ -302,6 +300,19 @@ func (m *opMemo) resource(s *Server, c *call, target string) (resource, error) {
 	return res, nil
 }
 
+// partLevel is the metadata level an operation's headers and $format ask
+// for, for the answer to an operation that was not otherwise read (the
+// 101st of a change set); one that cannot be negotiated is minimal.
+func partLevel(p *batchPart) wire.Level {
+	u := url.URL{}
+	if _, q, ok := strings.Cut(p.target, "?"); ok {
+		u.RawQuery = q
+	}
+	r := &http.Request{Method: p.method, Header: p.header, URL: &u}
+	lvl, _ := negotiate(r, u.Query())
+	return lvl
+}
+
 // partResource resolves an operation's URL: absolute (with any host — the
 // Go SDK writes its own endpoint), a path, or a path relative to the batch
 // URL. It must address the account the batch was sent to.
@@ -401,18 +412,6 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 	return t, nil, err
 }
 
-// failAt records operation i's failure and returns it, so the closure's
-// error rolls the transaction back. Internal errors are not an operation's
-// fault: they stay errors and become a top-level 500.
-func failAt(fail **batchFailure, i int, err error) error {
-	e := tableemu.From(err)
-	if e.Status >= 500 { // InternalError, or a storage fault (errors.go storeErr)
-		return err
-	}
-	*fail = &batchFailure{index: i, err: e}
-	return *fail
-}
-
 // writeBatch sends the 202 (docs/protocol.md 7.3, 7.4): a batchresponse holding
 // a changesetresponse (when the request had a changeset) with one part per
 // operation in order, or only the failed operation's part. Lines end with
@@ -442,9 +441,12 @@ func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Tabl
 		b = append(b, "\r\n"...)
 		delim = inner
 	}
-	if fail != nil {
-		b = c.appendFailedPart(b, &ops[fail.index], fail)
-	} else {
+	switch {
+	case fail != nil && fail.index < 0:
+		b = c.appendEmptyChangesetPart(b, fail)
+	case fail != nil:
+		b = c.appendFailedPart(b, &ops[fail.index], len(ops), fail)
+	default:
 		for i := range ops {
 			if i > 0 {
 				b = append(b, "\r\n--"...)
@@ -565,23 +567,4 @@ func (c *call) appendOpPart(b []byte, o *batchOp, t store.Table, base string) []
 		b = appendPartHeader(b, "ETag", wire.ETag(o.stored.Timestamp))
 	}
 	return append(b, "\r\n"...)
-}
-
-// appendFailedPart writes the failed operation's part: its status, the
-// JSON error with the message prefixed "<index>:" (docs/protocol.md 7.4, 8.1).
-func (c *call) appendFailedPart(b []byte, o *batchOp, f *batchFailure) []byte {
-	b = appendPartHead(b, o, f.err.Status)
-	if !f.group {
-		b = append(b, cacheControl...)
-		if o.pref != "" && o.part.method == http.MethodPost {
-			// Echoed on a failed insert, as on a single one (WIRE-GO
-			// TestBatchError).
-			b = appendPartHeader(b, "Preference-Applied", o.pref)
-		}
-	}
-	b = append(b, "DataServiceVersion: 3.0;\r\n"...)
-	b = appendPartHeader(b, "Content-Type", o.level.ContentType())
-	b = append(b, "\r\n"...)
-	msg := strconv.Itoa(f.index) + ":" + f.err.Message
-	return appendJSONError(b, f.err.Code, errorMessage(msg, c.reqID, c.s.now()))
 }

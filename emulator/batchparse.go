@@ -20,11 +20,10 @@ import (
 // bare LF line endings, lower-case part headers, extra blank lines after a
 // header block, a closing delimiter without its final "--" (JS), header
 // lines with empty values (the Go SDK's "x-ms-version:"), unescaped quotes
-// and spaces in request-line URLs, and Content-ID either as a MIME header or
-// among the request's headers. It also scans one string copy of the body by
-// offset, so header names, values and URLs are substrings of it and entity
-// bodies sub-slices of the request body: a 100-operation batch costs few
-// allocations (conformance BenchmarkBatchInsert100 measures the whole path).
+// and spaces in request-line URLs. It also scans one string copy of the
+// body by offset, so header names, values and URLs are substrings of it and
+// entity bodies sub-slices of the request body: a 100-operation batch costs
+// few allocations (conformance BenchmarkBatchInsert100 measures the whole path).
 
 // batchBody is a parsed $batch body.
 type batchBody struct {
@@ -36,7 +35,11 @@ type batchBody struct {
 
 // batchPart is one operation: an HTTP request carried in a MIME part.
 type batchPart struct {
-	contentID string // from the MIME part headers or the request headers
+	// contentID is the operation's Content-ID request header, echoed in
+	// its response part. A Content-ID among the MIME part's headers (as
+	// the Python SDK writes one before the request line) is not echoed:
+	// live answers such parts without one (docs/protocol.md 7.1).
+	contentID string
 	method    string // as on the request line (X-HTTP-Method not applied)
 	target    string // the request-line URL: absolute, or a path
 	header    http.Header
@@ -73,7 +76,7 @@ func parseBatch(contentType string, body []byte) (*batchBody, error) {
 		// One changeset, or one query, per batch (docs/protocol.md 7.2).
 		return nil, malformed("it holds %d parts; a batch holds one changeset or one query.", len(outer))
 	}
-	ct, id, rest, err := p.mimeHeader(outer[0])
+	ct, rest, err := p.mimeHeader(outer[0])
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +86,9 @@ func parseBatch(contentType string, body []byte) (*batchBody, error) {
 			return nil, err
 		}
 		if len(parts) == 0 {
-			return nil, malformed("the changeset holds no operations.")
+			// An empty changeset is not a malformed body: the service
+			// answers it inside a 202 (batchfail.go emptyChangeset).
+			return &batchBody{changeset: true}, nil
 		}
 		if len(parts) > maxBatchOps+1 {
 			// One more than the limit is enough for the handler to refuse
@@ -92,18 +97,18 @@ func parseBatch(contentType string, body []byte) (*batchBody, error) {
 		}
 		b := &batchBody{changeset: true, parts: make([]batchPart, len(parts))}
 		for i, sp := range parts {
-			ct, id, content, err := p.mimeHeader(sp)
+			ct, content, err := p.mimeHeader(sp)
 			if err != nil {
 				return nil, err
 			}
-			if err := p.operation(ct, id, content, &b.parts[i]); err != nil {
+			if err := p.operation(ct, content, &b.parts[i]); err != nil {
 				return nil, err
 			}
 		}
 		return b, nil
 	}
 	b := &batchBody{parts: make([]batchPart, 1)}
-	if err := p.operation(ct, id, rest, &b.parts[0]); err != nil {
+	if err := p.operation(ct, rest, &b.parts[0]); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -283,14 +288,14 @@ func (p *batchParser) header(sp span) (http.Header, span, error) {
 }
 
 // mimeHeader reads a part's MIME header block, of which only Content-Type
-// and Content-ID matter, and returns the rest.
-func (p *batchParser) mimeHeader(sp span) (contentType, contentID string, rest span, err error) {
+// matters, and returns the rest.
+func (p *batchParser) mimeHeader(sp span) (contentType string, rest span, err error) {
 	i := sp.from
 	for i < sp.to {
 		line, next := p.line(sp, i)
 		i = next
 		if line == "" {
-			return contentType, contentID, span{i, sp.to}, nil
+			return contentType, span{i, sp.to}, nil
 		}
 		if line[0] == ' ' || line[0] == '\t' {
 			continue // a folded line of a header that does not matter here
@@ -298,16 +303,13 @@ func (p *batchParser) mimeHeader(sp span) (contentType, contentID string, rest s
 		name, value, ok := strings.Cut(line, ":")
 		name = strings.TrimSpace(name)
 		if !ok || !validHeaderName(name) {
-			return "", "", sp, malformed("the header line %q is not \"Name: value\".", clipText(line))
+			return "", sp, malformed("the header line %q is not \"Name: value\".", clipText(line))
 		}
-		switch {
-		case strings.EqualFold(name, "Content-Type"):
+		if strings.EqualFold(name, "Content-Type") {
 			contentType = strings.TrimSpace(value)
-		case strings.EqualFold(name, "Content-ID"):
-			contentID = strings.TrimSpace(value)
 		}
 	}
-	return contentType, contentID, span{sp.to, sp.to}, nil
+	return contentType, span{sp.to, sp.to}, nil
 }
 
 // validHeaderName reports whether a trimmed header name is non-empty and
@@ -344,7 +346,7 @@ func canonicalHeader(name string) string {
 
 // operation reads the application/http content of a part: a request line,
 // headers, a blank line and the body.
-func (p *batchParser) operation(contentType, contentID string, sp span, op *batchPart) error {
+func (p *batchParser) operation(contentType string, sp span, op *batchPart) error {
 	if contentType != "" {
 		mt, _, _ := strings.Cut(contentType, ";")
 		if !strings.EqualFold(strings.TrimSpace(mt), "application/http") {
@@ -377,10 +379,7 @@ func (p *batchParser) operation(contentType, contentID string, sp span, op *batc
 	// JS sends a second blank line before the JSON; JSON ignores white
 	// space, and a stated Content-Length is not needed to find the end.
 	op.body = bytes.TrimSpace(p.raw[rest.from:rest.to])
-	op.contentID = contentID
-	if op.contentID == "" {
-		op.contentID = h.Get("Content-Id")
-	}
+	op.contentID = h.Get("Content-Id")
 	return nil
 }
 

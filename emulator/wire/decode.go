@@ -25,17 +25,33 @@ type Decoded struct {
 	// as a string. A key sent as null counts as absent.
 	HasPartitionKey bool
 	HasRowKey       bool
+	// TypedKey names the first key the body annotates with an EDM type
+	// other than Edm.String ("PartitionKey" or "RowKey"), and KeyType that
+	// type; "" when no key is so annotated.
+	TypedKey string
+	KeyType  edm.Type
 }
 
 // RequireKeys is the insert rule: both keys must be in the body, else 400
 // PropertiesNeedValue (docs/protocol.md 3.10, observed in WIRE-GO
-// TestInvalidEntity). Update and merge take their keys from the URL and
-// need not call it.
+// TestInvalidEntity), and neither may be annotated with a type other than
+// Edm.String, else 400 InvalidInput "One of the request inputs is not
+// valid." (docs/protocol.md 0.1). Update, merge and the upserts take their
+// keys from the URL, accept such annotations and need not call it.
 func (d *Decoded) RequireKeys() error {
-	if d.HasPartitionKey && d.HasRowKey {
-		return nil
+	if !d.HasPartitionKey || !d.HasRowKey {
+		return tableemu.New(tableemu.PropertiesNeedValue)
 	}
-	return tableemu.New(tableemu.PropertiesNeedValue)
+	if d.TypedKey != "" {
+		// Live refuses Edm.DateTime and Edm.Guid keys on insert (Python
+		// SDK recording test_encoder_create_entity_complex_keys) and
+		// accepts Edm.String ones (its 12.5.1 recordings annotate every
+		// key so); other types are read as DateTime and Guid are.
+		return tableemu.New(tableemu.InvalidInput).WithHint(
+			"Insert Entity takes its keys as strings, and %[1]s is annotated %[2]s. Send %[1]s without the annotation "+
+				"(or as Edm.String), or write the entity with an upsert, which accepts it.", d.TypedKey, d.KeyType)
+	}
+	return nil
 }
 
 const (
@@ -51,11 +67,12 @@ const (
 //     type; it is ignored when X is absent or null.
 //   - A key that appears twice is 400 DuplicatePropertiesSpecified.
 //   - PartitionKey and RowKey must be JSON strings; a number or a boolean is
-//     400 InvalidInput. An annotation on a key is accepted whatever EDM type
-//     it names, and the key stays the string sent: the Python SDK's encoder
-//     sends DateTime, Guid and Binary keys that way, and the live service
-//     stores them and reads them back as strings (docs/protocol.md 0.1;
-//     azure-data-tables test_table_entity.py, encoder tests of complex keys).
+//     400 InvalidInput. An annotation on a key may name any EDM type, and
+//     the key stays the string sent: the Python SDK's encoder sends
+//     DateTime, Guid and Binary keys that way, and the live service stores
+//     them from an update, merge or upsert and reads them back as strings
+//     (docs/protocol.md 0.1). A type other than Edm.String is noted in
+//     TypedKey, for RequireKeys: an insert refuses it.
 //   - null omits the property.
 //
 // DecodeEntity checks syntax and types only; limits (name rules, sizes,
@@ -130,6 +147,9 @@ func decodeEntity(body []byte, shared bool) (*Decoded, error) {
 			}
 			if m.kind != kString {
 				return nil, invalidBodyf("%s must be a string, not %s", m.name, m.kind)
+			}
+			if typed && t != edm.String && d.TypedKey == "" {
+				d.TypedKey, d.KeyType = m.name, t
 			}
 			if m.name == "PartitionKey" {
 				d.Entity.PartitionKey, d.HasPartitionKey = m.text, true

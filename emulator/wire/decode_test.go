@@ -293,29 +293,44 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// Deeply nested input fails at its first nested byte, without recursion
-// and in time linear in nothing but the prefix.
-// TestDecodeTypedKeys: keys annotated with another EDM type, as the Python
-// SDK's encoder sends DateTime, Guid and Binary keys, are accepted and stay
-// the strings sent (docs/protocol.md 0.1); the annotation adds no property.
+// TestDecodeTypedKeys: keys annotated with an EDM type, as the Python SDK's
+// encoder sends DateTime, Guid and Binary keys, decode to the strings sent
+// and add no property (docs/protocol.md 0.1). A type other than Edm.String
+// is noted, and the insert rule (RequireKeys) refuses it with 400
+// InvalidInput and the service's sentence first, as live does (Python SDK
+// recording test_encoder_create_entity_complex_keys); Edm.String passes.
 func TestDecodeTypedKeys(t *testing.T) {
-	for _, tc := range []struct{ body, pk, rk string }{
-		{`{"PartitionKey":"2020-01-01T00:00:00Z","PartitionKey@odata.type":"Edm.DateTime","RowKey":"r"}`, "2020-01-01T00:00:00Z", "r"},
-		{`{"PartitionKey":"p","RowKey@odata.type":"Edm.Guid","RowKey":"c9da6455-213d-42c9-9a79-3e9149a57833"}`, "p", "c9da6455-213d-42c9-9a79-3e9149a57833"},
-		{`{"PartitionKey":"AQID","PartitionKey@odata.type":"Edm.Binary","RowKey":"AQID","RowKey@odata.type":"Edm.Binary"}`, "AQID", "AQID"},
-		{`{"PartitionKey":"5","PartitionKey@odata.type":"Edm.Int64","RowKey":"r"}`, "5", "r"},
+	for _, tc := range []struct{ body, pk, rk, typedKey string }{
+		{`{"PartitionKey":"2020-01-01T00:00:00Z","PartitionKey@odata.type":"Edm.DateTime","RowKey":"r"}`, "2020-01-01T00:00:00Z", "r", "PartitionKey"},
+		{`{"PartitionKey":"p","RowKey@odata.type":"Edm.Guid","RowKey":"c9da6455-213d-42c9-9a79-3e9149a57833"}`, "p", "c9da6455-213d-42c9-9a79-3e9149a57833", "RowKey"},
+		{`{"PartitionKey":"AQID","PartitionKey@odata.type":"Edm.Binary","RowKey":"AQID","RowKey@odata.type":"Edm.Binary"}`, "AQID", "AQID", "PartitionKey"},
+		{`{"PartitionKey":"5","PartitionKey@odata.type":"Edm.Int64","RowKey":"r"}`, "5", "r", "PartitionKey"},
+		{`{"PartitionKey":"p","PartitionKey@odata.type":"Edm.String","RowKey":"r","RowKey@odata.type":"Edm.String"}`, "p", "r", ""},
 	} {
 		d, err := DecodeEntity([]byte(tc.body))
 		if err != nil {
 			t.Errorf("%s: %v", tc.body, err)
 			continue
 		}
-		if d.Entity.PartitionKey != tc.pk || d.Entity.RowKey != tc.rk || !d.HasPartitionKey || !d.HasRowKey || len(d.Entity.Properties) != 0 {
+		if d.Entity.PartitionKey != tc.pk || d.Entity.RowKey != tc.rk || !d.HasPartitionKey || !d.HasRowKey || len(d.Entity.Properties) != 0 || d.TypedKey != tc.typedKey {
 			t.Errorf("%s: %+v", tc.body, d)
+		}
+		err = d.RequireKeys()
+		if tc.typedKey == "" {
+			if err != nil {
+				t.Errorf("%s: insert refused: %v", tc.body, err)
+			}
+			continue
+		}
+		wantCode(t, tc.body, err, tableemu.InvalidInput)
+		if e := tableemu.From(err); !strings.HasPrefix(e.Message, "One of the request inputs is not valid.") {
+			t.Errorf("%s: message %q does not start with the service's sentence", tc.body, e.Message)
 		}
 	}
 }
 
+// Deeply nested input fails at its first nested byte, without recursion
+// and in time linear in nothing but the prefix.
 func TestDecodeDeepNesting(t *testing.T) {
 	for _, in := range []string{
 		strings.Repeat("[", 1<<20),

@@ -84,8 +84,10 @@ def test_batch_rules(table):
     # The same entity twice: 400 InvalidDuplicateRow at the repeat.
     expect_failure(table, [("create", {"PartitionKey": "p", "RowKey": "a"}), ("upsert", {"PartitionKey": "p", "RowKey": "a"})],
                    1, 400, "InvalidDuplicateRow")
-    # More than 100 operations: the SDK sends them; the service refuses.
-    expect_failure(table, [("create", {"PartitionKey": "p", "RowKey": f"{i:03d}"}) for i in range(101)], 0, 400, "InvalidInput")
+    # More than 100 operations: the SDK sends them; the service refuses,
+    # naming operation 99, the last a change set may hold (its recordings
+    # test_batch_too_many_ops, docs/protocol.md 7.4).
+    expect_failure(table, [("create", {"PartitionKey": "p", "RowKey": f"{i:03d}"}) for i in range(101)], 99, 400, "InvalidInput")
     # 100 is fine.
     assert len(table.submit_transaction([("create", {"PartitionKey": "p", "RowKey": f"{i:03d}"}) for i in range(100)])) == 100
     # Two partitions never reach the service: the SDK refuses them itself.
@@ -106,6 +108,26 @@ def test_transaction_over_4_mib(table):
     # Just under 4 MiB passes: 100 entities of 2 × 20,000 ASCII characters.
     ops = [("create", {"PartitionKey": "p", "RowKey": f"{i:03d}", "A": "a" * 20000, "B": "b" * 20000}) for i in range(100)]
     assert len(table.submit_transaction(ops)) == 100
+
+
+def test_lone_operation_failure_names_no_index(table):
+    # One operation that fails against the stored entity: the service's
+    # message has no index, and the SDK reports index 0 (its default); live
+    # recordings test_batch_single_op_if_doesnt_match and
+    # test_new_delete_nonexistent_entity, docs/protocol.md 7.4.
+    table.create_entity({"PartitionKey": "p", "RowKey": "r"})
+    stale = "W/\"datetime'2012-06-15T22%3A51%3A44.9662825Z'\""
+    for ops, status, code, text in [
+        ([("update", {"PartitionKey": "p", "RowKey": "r", "V": 1}, {"etag": stale, "match_condition": MatchConditions.IfNotModified})],
+         412, "UpdateConditionNotSatisfied", "The update condition specified in the request was not satisfied."),
+        ([("delete", {"PartitionKey": "p", "RowKey": "none"})], 404, "ResourceNotFound", "The specified resource does not exist."),
+        ([("create", {"PartitionKey": "p", "RowKey": "r"})], 409, "EntityAlreadyExists", "The specified entity already exists."),
+    ]:
+        with pytest.raises(TableTransactionError) as info:
+            table.submit_transaction(ops)
+        err = info.value
+        assert (err.index, err.status_code, err.error_code) == (0, status, code), err
+        assert err.message.startswith(text), err.message
 
 
 def test_transaction_on_missing_table(service):

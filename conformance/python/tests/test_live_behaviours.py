@@ -94,11 +94,20 @@ def test_secondary_is_read_only(server):
 
 
 def test_encoder_complex_keys(table):
-    # The encoder annotates keys that are not strings; the service stores
-    # them as the strings sent and reads them back as strings.
+    # The encoder annotates keys that are not strings. Live refuses such
+    # keys on insert (400 InvalidInput, "One of the request inputs is not
+    # valid.", test_encoder_create_entity_complex_keys) and an upsert stores
+    # them as the strings sent, read back as strings
+    # (test_encoder_upsert_entity_complex_keys).
     pk = datetime(2020, 1, 1, 1, 2, 3, tzinfo=timezone.utc)
     rk = uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833")
-    table.create_entity({"PartitionKey": pk, "RowKey": rk, "Value": 1})
+    with pytest.raises(HttpResponseError) as ex:
+        table.create_entity({"PartitionKey": pk, "RowKey": rk, "Value": 1})
+    assert ex.value.status_code == 400
+    assert ex.value.response.headers["x-ms-error-code"] == "InvalidInput"
+    assert "One of the request inputs is not valid." in str(ex.value)
+    assert list(table.list_entities()) == []
+    table.upsert_entity({"PartitionKey": pk, "RowKey": rk, "Value": 1})
     (got,) = list(table.list_entities())
     assert isinstance(got["PartitionKey"], str) and isinstance(got["RowKey"], str)
     assert got["RowKey"] == str(rk)

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static tableemu.conformance.EntitiesTest.entity;
 import static tableemu.conformance.EntitiesTest.userProps;
@@ -47,6 +48,19 @@ class BatchTest extends Base {
         assertEquals(index, e.getFailedTransactionActionIndex(), e.getMessage());
         assertTrue(e.getMessage().contains("The failed operation was: "), e.getMessage());
         assertTrue(e.getValue().getErrorMessage().startsWith(index + ":"), e.getValue().getErrorMessage());
+        return e;
+    }
+
+    /**
+     * Submits one action, which must fail against the stored entity: the service's message then
+     * names no index (docs/protocol.md 7.4), so the SDK reports none.
+     */
+    static TableTransactionFailedException failedAlone(TableClient c, TableTransactionAction action, int status,
+        String code, String message) {
+        TableTransactionFailedException e = assertServiceError(TableTransactionFailedException.class, status, code,
+            () -> c.submitTransaction(List.of(action)));
+        assertNull(e.getFailedTransactionActionIndex(), e.getMessage());
+        assertTrue(e.getValue().getErrorMessage().startsWith(message), e.getValue().getErrorMessage());
         return e;
     }
 
@@ -130,11 +144,11 @@ class BatchTest extends Base {
         failed(c, List.of(action(TableTransactionActionType.CREATE, entity("p", "x")),
             new TableTransactionAction(TableTransactionActionType.UPDATE_REPLACE, v1, true)), 412,
             "UpdateConditionNotSatisfied", 1);
-        failed(c, List.of(new TableTransactionAction(TableTransactionActionType.DELETE, v1, true)), 412,
-            "UpdateConditionNotSatisfied", 0);
+        failedAlone(c, new TableTransactionAction(TableTransactionActionType.DELETE, v1, true), 412,
+            "UpdateConditionNotSatisfied", "The update condition specified in the request was not satisfied.");
         // ifUnchanged=false sends If-Match: *, which needs the entity.
-        failed(c, List.of(action(TableTransactionActionType.UPDATE_MERGE, entity("p", "missing", "V", 3))), 404,
-            "ResourceNotFound", 0);
+        failedAlone(c, action(TableTransactionActionType.UPDATE_MERGE, entity("p", "missing", "V", 3)), 404,
+            "ResourceNotFound", "The specified resource does not exist.");
         failed(c, List.of(action(TableTransactionActionType.CREATE, entity("p", "y")),
             action(TableTransactionActionType.CREATE, entity("p", "z")),
             action(TableTransactionActionType.DELETE, entity("p", "missing"))), 404, "ResourceNotFound", 2);
