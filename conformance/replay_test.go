@@ -108,7 +108,6 @@ var replayKnownItems = map[string]string{
 		"at every version (auth/bearer.go) — behaviour that should follow the version the request names",
 	"account-cors": "no fresh endpoint reproduces this: the live account held CORS rules no request in the file set " +
 		"(test_set_cors's, from another run), so a GET without Origin got Vary: Origin",
-	"account-table": "no fresh endpoint reproduces this: the table the file deletes was created outside the recording",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences.
@@ -138,7 +137,6 @@ var replayKnownDifferences = []knownDifference{
 	{pyAuth + "test_challenge_auth_unsupported_version.json", 2, "body /error/message", "1"},
 	{pyAuth + "test_challenge_auth_unsupported_version.json", 2, "header X-Ms-Version: recorded none", "auth-headers"},
 	{pyBatch + "test_empty_batch.json", 0, "part 0: body /error/message", "1"},
-	{pyBatch + "test_empty_batch.json", 1, "status: recorded 204, tableemu 404 ResourceNotFound", "account-table"},
 	{pyBatch + "test_new_invalid_key.json", 0, "body $.odata.error.message.value", "1"},
 	{pyBatch + "test_new_invalid_key.json", 0, "header Cache-Control: recorded none", "auth-headers"},
 	{pyBatch + "test_new_invalid_key.json", 0, `header Content-Type: recorded "application/json", tableemu`, "5"},
