@@ -7,7 +7,7 @@
 #     PostgreSQL restarted under load) and the network partition under
 #     load (TestPostgresPartition: every request within its deadline;
 #     TestPostgresIsolationPartition: resets and snapshots too), and the
-#     replay of the .NET and Python SDKs' recorded live exchanges with
+#     replay of the SDKs' recorded live exchanges (every corpus) with
 #     every file's tableemu on PostgreSQL (TestPostgresReplay,
 #     docs/replay.md),
 #   - the Go conformance suite with every in-process server on PostgreSQL

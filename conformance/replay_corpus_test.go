@@ -53,7 +53,15 @@ var (
 	// The Go SDK's recorder kept Authorization as the .NET one did, and
 	// wrote the account as fakeaccount (host and answers).
 	goCorpus = replayCorpus{sdk: "Go", dir: "go", keptAuthorization: true, account: "fakeaccount"}
-	corpora  = []replayCorpus{netCorpus, pythonCorpus, goCorpus}
+	// The Java SDK's recorder kept Authorization too, and wrote every host
+	// as REDACTED (javaRedacted): the account shows only in odata.type and
+	// inside the $batch bodies of the TableClientTest files
+	// (t892beac1a690feffprim); AzureTableImplTest's file names none.
+	javaCorpus = replayCorpus{sdk: "Java", dir: "java", keptAuthorization: true, account: "t892beac1a690feffprim"}
+	// The JavaScript SDK's recorder kept Authorization, and wrote the
+	// account as fakeaccountname.
+	jsCorpus = replayCorpus{sdk: "JS", dir: "js", keptAuthorization: true, account: "fakeaccountname"}
+	corpora  = []replayCorpus{netCorpus, pythonCorpus, goCorpus, javaCorpus, jsCorpus}
 )
 
 // credential is how a recorded request was authorized where the recording
@@ -193,20 +201,78 @@ func loadRecording(t testing.TB, name string) *recording {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	for i := range rec.Entries {
+		rebuildRedactedQuery(&rec.Entries[i])
+	}
 	return &rec
 }
 
 // liveTableHost is a live Table service endpoint in a recording. Every one
 // names the file's one account: the recorders replaced its name in places
 // (fakeendpoint, Sanitized, REDACTED, faketableaccount) and left it in
-// others (inside a Python $batch body's base64 lines).
-var liveTableHost = regexp.MustCompile(`https://([A-Za-z0-9-]+)\.table\.core\.windows\.net`)
+// others (inside a Python $batch body's base64 lines). The Java recorder
+// replaced the whole host with javaRedacted (https://REDACTED/Tables…).
+var liveTableHost = regexp.MustCompile(`https://(?:([A-Za-z0-9-]+)\.table\.core\.windows\.net|` + javaRedacted + `\b)`)
+
+// javaRedacted is what the Java recorder wrote for every host, and for
+// every query string (rebuildRedactedQuery).
+const javaRedacted = "REDACTED"
 
 // isTableHost: the entry was an exchange with the Table service, not with
 // the identity provider (login.microsoftonline.com) a token client asks
 // first; the replay sends only the former.
 func isTableHost(host string) bool {
-	return strings.HasSuffix(strings.ToLower(host), ".table.core.windows.net")
+	return strings.HasSuffix(strings.ToLower(host), ".table.core.windows.net") || host == javaRedacted
+}
+
+// rebuildRedactedQuery puts back, in e's RequestUri, what the query the
+// Java recorder replaced with ?REDACTED held, as far as the entry itself
+// shows it (testdata/recordings/README.md, docs/replay.md):
+//
+//   - comp=acl where the request's body or the answer's is a
+//     SignedIdentifiers document (Set and Get Table ACL: a path naming a
+//     table, and XML);
+//   - $format=application/json;odata=<level> where a JSON answer's
+//     Content-Type names a level other than the one the request's Accept
+//     asks for (a bare application/json asking for minimalmetadata,
+//     docs/protocol.md 2.1): only $format, which wins over Accept, gives
+//     that answer.
+//
+// What the entry does not show is not sent: a $format asking what Accept
+// asks, or a timeout, changes no answer; a $filter, $select or $top that
+// did would make the answer differ, which the replay reports.
+func rebuildRedactedQuery(e *recEntry) {
+	u, err := url.Parse(e.RequestURI)
+	if err != nil || u.RawQuery != javaRedacted {
+		return
+	}
+	var q []string
+	reqCT, _ := e.header(false, "Content-Type")
+	respCT, _ := e.header(true, "Content-Type")
+	reqBody, _ := recordedBytes(e.RequestBody, reqCT)
+	respBody, _ := recordedBytes(e.ResponseBody, respCT)
+	for _, b := range [][]byte{reqBody, respBody} {
+		if n, err := parseXML(b); err == nil && n.name == "SignedIdentifiers" {
+			q = append(q, "comp=acl")
+			break
+		}
+	}
+	accept, _ := e.header(false, "Accept")
+	if level := odataLevel(respCT); level != "" && level != odataLevel(accept) {
+		q = append(q, "$format="+url.QueryEscape("application/json;odata="+level))
+	}
+	u.RawQuery = strings.Join(q, "&")
+	e.RequestURI = u.String()
+}
+
+// odataLevel is the odata parameter of a JSON media type, minimalmetadata
+// for a bare application/json, "" for any other type.
+func odataLevel(mediaType string) string {
+	mt, params, err := mime.ParseMediaType(mediaType)
+	if err != nil || mt != "application/json" {
+		return ""
+	}
+	return cmp.Or(params["odata"], "minimalmetadata")
 }
 
 // recordingAccount names the local account of a recording: the account

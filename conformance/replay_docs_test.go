@@ -56,7 +56,7 @@ func TestDocsReplayPage(t *testing.T) {
 		t.Fatalf("docs/replay.md, Run it: the command %q is not `go test ./conformance/ -run PATTERN -v`", blocks[0][1])
 	}
 	pattern := regexp.MustCompile(args[4])
-	for _, name := range []string{"TestReplayNET", "TestReplayPython", "TestReplayGo", "TestReplayFailsOnAlteredRecordings", "TestReplaySASSigner",
+	for _, name := range []string{"TestReplayNET", "TestReplayPython", "TestReplayGo", "TestReplayJava", "TestReplayJS", "TestReplayFailsOnAlteredRecordings", "TestReplaySASSigner", "TestReplayRedactedQueries",
 		"TestReplaySASStringToSign", "TestReplayMessageHints", "TestReplayRecordedBodies"} {
 		if !pattern.MatchString(name) {
 			t.Errorf("the documented -run %s leaves out %s", args[4], name)
