@@ -110,7 +110,7 @@ var replayKnownItems = map[string]string{
 		"(test_set_cors's, from another run), so a GET without Origin got Vary: Origin",
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
-		"tableemu, even with such a rule, adds neither to a request without Origin (emulator/cors.go)",
+		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences.
