@@ -117,7 +117,7 @@ var table = map[Code]entry{
 	OutOfRangeInput:                         {400, "One of the request inputs is out of range."},
 	PropertiesNeedValue:                     {400, "The values are not specified for all properties in the entity."},
 	PropertyNameInvalid:                     {400, "The property name is invalid."},
-	PropertyNameTooLong:                     {400, "The property name exceeds the maximum allowed length."},
+	PropertyNameTooLong:                     {400, "The property name exceeds the maximum allowed length (255)."}, // (O)
 	PropertyValueTooLarge:                   {400, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less."},
 	RequestBodyTooLarge:                     {413, "The request body is too large and exceeds the maximum permissible limit."},
 	RequestHeaderFieldsTooLarge:             {431, "The size of the request headers is too large."},

@@ -137,29 +137,30 @@ func storeErr(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	// Storage faults: the client learns what happened in the message, the
-	// operator in the log (writeError logs every storageFault). A full
-	// disk, a locked file or an unreachable database server may clear, so they are 503 ServerBusy, which
-	// SDKs retry with back-off; the others are 500 InternalError. Nothing
-	// was written: the transaction rolled back (store.Update).
+	// Storage faults: the client learns what happened in the hint after
+	// the service's own sentence, the operator in the log (writeError logs
+	// every storageFault). A full disk, a locked file or an unreachable
+	// database server may clear, so they are 503 ServerBusy, which SDKs
+	// retry with back-off; the others are 500 InternalError. Nothing was
+	// written: the transaction rolled back (store.Update).
 	var e *tableemu.Error
 	switch store.FaultOf(err) {
 	case store.FaultFull:
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
+		e = tableemu.New(tableemu.ServerBusy).WithHint("the disk holding tableemu's database is full. Free space and retry.")
 	case store.FaultBusy:
 		// SQLite: another process holds the file locked; PostgreSQL:
 		// transactions on one entity kept conflicting past the retries.
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: tableemu's database is locked by other work (another process holding the file, or concurrent writes to the same entities). Retry.")
+		e = tableemu.New(tableemu.ServerBusy).WithHint("tableemu's database is locked by other work (another process holding the file, or concurrent writes to the same entities). Retry.")
 	case store.FaultUnavailable:
 		// The external database restarting, or out of connections: the
 		// request did not take effect and may once it is back.
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: tableemu cannot reach its database right now. Retry; if this lasts, check that the database server is running and accepts connections.")
+		e = tableemu.New(tableemu.ServerBusy).WithHint("tableemu cannot reach its database right now. Retry; if this lasts, check that the database server is running and accepts connections.")
 	case store.FaultReadOnly:
-		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file or its directory is read-only.")
+		e = tableemu.New(tableemu.InternalError).WithHint("tableemu's database file or its directory is read-only.")
 	case store.FaultIO:
-		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: reading or writing tableemu's database file failed (I/O error).")
+		e = tableemu.New(tableemu.InternalError).WithHint("reading or writing tableemu's database file failed (I/O error).")
 	case store.FaultCorrupt:
-		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
+		e = tableemu.New(tableemu.InternalError).WithHint("tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
 	default:
 		if timedOut(err) {
 			return timeoutError(err) // the request's deadline (deadline.go)
