@@ -126,7 +126,7 @@ var table = map[Code]entry{
 	TableAlreadyExists:                      {409, "The table specified already exists."},
 	TableBeingDeleted:                       {409, "The specified table is being deleted. Try operation later."},
 	TableNotFound:                           {404, "The table specified does not exist."},
-	TooManyProperties:                       {400, "The entity contains more properties than allowed."},
+	TooManyProperties:                       {400, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties."}, // (O)
 	UnsupportedHttpVerb:                     {405, "The resource doesn't support the specified HTTP verb."},
 	UpdateConditionNotSatisfied:             {412, "The update condition specified in the request was not satisfied."},
 	XMethodIncorrectCount:                   {400, "More than one X-HTTP-Method is specified."},

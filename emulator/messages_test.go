@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -71,6 +72,10 @@ func TestServiceSentenceIsTheFirstLine(t *testing.T) {
 		{"property name of 256 characters", "POST", "/devstoreaccount1/batchtbl",
 			`{"PartitionKey":"p","RowKey":"r","` + strings.Repeat("a", 256) + `":"badval"}`,
 			400, "PropertyNameTooLong", "The property name exceeds the maximum allowed length (255).", false},
+		// live: test_insert_entity_too_many_properties (its three
+		// sentences on one line are the service's)
+		{"253 properties", "POST", "/devstoreaccount1/batchtbl", manyProperties(253),
+			400, "TooManyProperties", "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.", false},
 		// live: test_insert_entity_with_large_int32_value_throws
 		{"Int32 above its range", "POST", "/devstoreaccount1/batchtbl",
 			`{"PartitionKey":"p","RowKey":"r","large@odata.type":"Edm.Int32","large":2147483648}`,
@@ -129,6 +134,16 @@ func TestServiceSentenceIsTheFirstLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyProperties is an entity body with n properties besides its keys.
+func manyProperties(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"PartitionKey":"p","RowKey":"r"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"p%d":%d`, i, i)
+	}
+	return b.String() + "}"
 }
 
 // TestServiceSentenceIsTheFirstLineInABatch: the failed operation's message
