@@ -89,18 +89,9 @@ type knownDifference struct {
 // 38 ("1" to "6"), or, for what the replay found beyond that list, by a
 // name of its own.
 var replayKnownItems = map[string]string{
-	"1": "issue 38 item 1 (branch i38-errs): the service's sentence must be the first line of the message exactly; " +
-		"tableemu writes its own explanation on that line, or another sentence (the Int32 and Int64 ranges, the " +
-		"property name's length without \"(255)\", TooManyProperties without its second and third sentences)",
-	"5": "issue 38 item 5 (branch i38-errs): a $batch refused for its signature is 403 with Content-Type " +
-		"application/json, without odata=",
-	"6": "issue 38 item 6 (branch i38-errs): a CORS rule's AllowedHeaders and ExposedHeaders read back with the " +
-		"exact names first, then the prefixes (x-ms-meta-data*)",
 	"cache-control": "not in issue 38's list: live answers errors of its request parser without Cache-Control — " +
 		"400 InvalidInput for a value or a $filter it cannot read, 404 TableNotFound to an entity URL or to " +
 		"POST /<table>/Tables (2019-02-02); tableemu sends Cache-Control: no-cache",
-	"auth-headers": "not in issue 38's list: a request refused for its signature or token (403 AuthenticationFailed) " +
-		"is answered without x-ms-version live, in JSON also without Cache-Control and X-Content-Type-Options",
 	"location": "not in issue 38's list: live percent-encodes @ and $ of a key in the Location it answers an insert " +
 		"with (RowKey='RK''%40*%24!%25'); tableemu writes them as they are",
 	"bearer-401": "not in issue 38's list: at x-ms-version 2020-12-06 a bearer token the account refuses is 401 " +
