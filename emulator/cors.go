@@ -24,8 +24,8 @@ func (s *Server) preflight(c *call) error {
 	origin := c.r.Header.Get("Origin")
 	method := c.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		return tableemu.Newf(tableemu.InvalidHeaderValue,
-			"The value for one of the HTTP headers is not in the correct format. A CORS preflight request needs Origin and Access-Control-Request-Method.")
+		return tableemu.New(tableemu.InvalidHeaderValue).WithHint(
+			"a CORS preflight request needs Origin and Access-Control-Request-Method.")
 	}
 	requested := strings.Join(c.r.Header.Values("Access-Control-Request-Headers"), ",")
 	for _, r := range s.corsRules(c) {
