@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Code is an Azure error code, sent in x-ms-error-code and odata.error.code.
@@ -116,7 +117,7 @@ var table = map[Code]entry{
 	OutOfRangeInput:                         {400, "One of the request inputs is out of range."},
 	PropertiesNeedValue:                     {400, "The values are not specified for all properties in the entity."},
 	PropertyNameInvalid:                     {400, "The property name is invalid."},
-	PropertyNameTooLong:                     {400, "The property name exceeds the maximum allowed length."},
+	PropertyNameTooLong:                     {400, "The property name exceeds the maximum allowed length (255)."}, // (O)
 	PropertyValueTooLarge:                   {400, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less."},
 	RequestBodyTooLarge:                     {413, "The request body is too large and exceeds the maximum permissible limit."},
 	RequestHeaderFieldsTooLarge:             {431, "The size of the request headers is too large."},
@@ -125,7 +126,7 @@ var table = map[Code]entry{
 	TableAlreadyExists:                      {409, "The table specified already exists."},
 	TableBeingDeleted:                       {409, "The specified table is being deleted. Try operation later."},
 	TableNotFound:                           {404, "The table specified does not exist."},
-	TooManyProperties:                       {400, "The entity contains more properties than allowed."},
+	TooManyProperties:                       {400, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties."}, // (O)
 	UnsupportedHttpVerb:                     {405, "The resource doesn't support the specified HTTP verb."},
 	UpdateConditionNotSatisfied:             {412, "The update condition specified in the request was not satisfied."},
 	XMethodIncorrectCount:                   {400, "More than one X-HTTP-Method is specified."},
@@ -146,11 +147,14 @@ type Error struct {
 	Detail string
 }
 
+// Error is e on one line, for logs and Go callers: a hint follows the
+// service's text after a space instead of on a line of its own.
 func (e *Error) Error() string {
+	msg := strings.ReplaceAll(e.Message, "\n", " ")
 	if e.Detail != "" {
-		return fmt.Sprintf("%s (%d): %s [%s]", e.Code, e.Status, e.Message, e.Detail)
+		return fmt.Sprintf("%s (%d): %s [%s]", e.Code, e.Status, msg, e.Detail)
 	}
-	return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message)
+	return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, msg)
 }
 
 // New returns the error for code with the table's status and message.
@@ -180,17 +184,25 @@ func (e *Error) WithDetail(format string, args ...any) *Error {
 	return &c
 }
 
-// WithHint returns a copy of e whose message ends with a sentence from
-// tableemu saying what to do, after the service's own text: "<service
-// message> tableemu: <hint>". The status, the code and the service's text
-// are kept, so SDKs parse the error as they would Azure's; the hint reaches
-// the person reading the exception (docs/protocol.md 8.1, 8.3). This is the
-// one way tableemu adds hints.
+// HintPrefix starts the line tableemu adds to a message (WithHint).
+const HintPrefix = "\ntableemu: "
+
+// WithHint returns a copy of e whose message is followed by a line from
+// tableemu saying what to do: "<service message>\ntableemu: <hint>". The
+// status, the code and the service's text are kept, the text exactly as
+// the service's first line, so SDKs parse the error as they would Azure's
+// and a test comparing that line with the service's passes; the hint
+// reaches the person reading the exception (docs/protocol.md 8.1, 8.3).
+// The writer puts the RequestId and Time lines after it. This is the one
+// way tableemu adds hints.
 func (e *Error) WithHint(format string, args ...any) *Error {
 	c := *e
-	c.Message = e.Message + " tableemu: " + fmt.Sprintf(format, args...)
+	c.Message = e.Message + HintPrefix + fmt.Sprintf(format, args...)
 	return &c
 }
+
+// Hinted reports whether e's message already carries tableemu's hint.
+func (e *Error) Hinted() bool { return strings.Contains(e.Message, HintPrefix) }
 
 // From returns err as an *Error: itself if it is (or wraps) one, otherwise
 // an InternalError that keeps err's text as its detail.

@@ -166,17 +166,21 @@ func TestAccountSAS(t *testing.T) {
 	}
 }
 
-// TestErrorMetadataLevel: an error answer carries the odata level the
-// request asked for in its Content-Type, also when it is found before the
-// operation runs — no credentials, a bad signature, a refused SAS — as
-// live answers a SAS refusal to a fullmetadata request (docs/protocol.md
-// 8.1; .NET recording ValidateAccountSasCredentialsWithResourceTypesAsync,
-// replayed by TestReplayNET). No recording shows nometadata; the rule is
-// the same.
+// TestErrorMetadataLevel: an error the Table service answers carries the
+// odata level the request asked for in its Content-Type, also when it is
+// found before the operation runs, as live answers a SAS refusal to a
+// fullmetadata request (docs/protocol.md 8.1; .NET recording
+// ValidateAccountSasCredentialsWithResourceTypesAsync, replayed by
+// TestReplayNET). No recording shows nometadata; the rule is the same. A
+// request whose credentials do not authenticate it — none, a bad
+// signature — is answered by the service's front end instead: plain
+// application/json and no x-ms-version, whatever level it asked for
+// (docs/protocol.md 0.1; the Python SDK's test_new_invalid_key, replayed by
+// TestReplayPython).
 func TestErrorMetadataLevel(t *testing.T) {
 	name := tableName()
 	for _, level := range []string{"nometadata", "minimalmetadata", "fullmetadata"} {
-		want := "application/json;odata=" + level + ";streaming=true;charset=utf-8"
+		leveled := "application/json;odata=" + level + ";streaming=true;charset=utf-8"
 		format := "$format=" + urlQueryEscape("application/json;odata="+level)
 		cases := []struct {
 			what   string
@@ -184,17 +188,21 @@ func TestErrorMetadataLevel(t *testing.T) {
 			hdr    map[string]string
 			status int
 			code   string
+			want   string // Content-Type
 		}{
-			{"no credentials", "/Tables?" + format, map[string]string{"Authorization": ""}, 401, "NoAuthenticationInformation"},
-			{"a bad signature", "/Tables?" + format, map[string]string{"Authorization": "SharedKeyLite " + shared.account + ":AAAA"}, 403, "AuthenticationFailed"},
-			{"Accept, no credentials", "/Tables", map[string]string{"Authorization": "", "Accept": "application/json;odata=" + level}, 401, "NoAuthenticationInformation"},
-			{"a missing table", "/" + name + "()?" + format, nil, 404, "TableNotFound"},
+			{"no credentials", "/Tables?" + format, map[string]string{"Authorization": ""}, 401, "NoAuthenticationInformation", "application/json"},
+			{"a bad signature", "/Tables?" + format, map[string]string{"Authorization": "SharedKeyLite " + shared.account + ":AAAA"}, 403, "AuthenticationFailed", "application/json"},
+			{"Accept, no credentials", "/Tables", map[string]string{"Authorization": "", "Accept": "application/json;odata=" + level}, 401, "NoAuthenticationInformation", "application/json"},
+			{"a missing table", "/" + name + "()?" + format, nil, 404, "TableNotFound", leveled},
 		}
 		for _, tc := range cases {
 			r := shared.raw(t, "GET", tc.path, tc.hdr, nil)
 			wantRawCode(t, r, tc.status, tc.code)
-			if ct := r.Header.Get("Content-Type"); ct != want {
-				t.Errorf("%s, %s: Content-Type %q, want %q", level, tc.what, ct, want)
+			if ct := r.Header.Get("Content-Type"); ct != tc.want {
+				t.Errorf("%s, %s: Content-Type %q, want %q", level, tc.what, ct, tc.want)
+			}
+			if v, front := r.Header.Values("x-ms-version"), tc.want == "application/json"; front != (len(v) == 0) {
+				t.Errorf("%s, %s: x-ms-version %q; the front end sends none, the Table service its echo", level, tc.what, v)
 			}
 		}
 	}

@@ -196,14 +196,14 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 	case res.kind == kEntity || res.kind == kEntities:
 		return tableemu.New(tableemu.UnsupportedHttpVerb).WithDetail("%s %s in a batch", r.Method, clipText(p.target))
 	default:
-		return tableemu.Newf(tableemu.InvalidInput,
-			"A batch operation must address entities of a table; %s %s does not.", r.Method, clipText(p.target))
+		return tableemu.New(tableemu.InvalidInput).WithHint(
+			"a batch operation must address entities of a table; %s %s does not.", r.Method, clipText(p.target))
 	}
 	if o.get && n > 1 {
 		// A query is a batch of its own (docs/protocol.md 7.1); mixing it with
 		// writes has no observed code (docs/protocol.md 12.3).
-		return tableemu.Newf(tableemu.InvalidInput,
-			"A query (GET) must be the only operation in its batch; this batch has %d operations.", n)
+		return tableemu.New(tableemu.InvalidInput).WithHint(
+			"a query (GET) must be the only operation in its batch; this batch has %d operations.", n)
 	}
 	// Each operation needs its own permission (docs/protocol.md 7.4, 9.6): the
 	// outer request was only checked for the Batch operation. As for a
@@ -326,7 +326,7 @@ func (s *Server) partResource(c *call, target string) (resource, error) {
 			host = rest
 		}
 		if !strings.EqualFold(target[:i], "http") && !strings.EqualFold(target[:i], "https") {
-			return resource{}, tableemu.Newf(tableemu.InvalidInput, "A batch operation's URL must be http or https: %s", clipText(target))
+			return resource{}, tableemu.New(tableemu.InvalidInput).WithHint("a batch operation's URL must be http or https: %s", clipText(target))
 		}
 		// parseResource reads absolute URLs that start "http://" or "https://".
 		target = strings.ToLower(target[:i]) + target[i:]
@@ -355,8 +355,8 @@ func (s *Server) partResource(c *call, target string) (resource, error) {
 		return res, err
 	}
 	if res.account != c.res.account || res.secondary != c.res.secondary {
-		return res, tableemu.Newf(tableemu.InvalidInput,
-			"A batch operation addresses account '%s', but the batch was sent to account '%s'.", clipText(res.account), c.res.account)
+		return res, tableemu.New(tableemu.InvalidInput).WithHint(
+			"a batch operation addresses account '%s', but the batch was sent to account '%s'.", clipText(res.account), c.res.account)
 	}
 	return res, nil
 }

@@ -48,17 +48,18 @@ type batchPart struct {
 
 // malformed is the top-level refusal of a body that is not a batch. The
 // service answers a broken multipart body with 400 for the whole request
-// (docs/protocol.md 7.4); the message says what is wrong.
+// (docs/protocol.md 7.4); its sentence is InvalidInput's, and what is
+// wrong is tableemu's hint (docs/protocol.md 8.1).
 func malformed(format string, args ...any) *tableemu.Error {
-	return tableemu.Newf(tableemu.InvalidInput, "The batch request body is malformed: "+format, args...)
+	return tableemu.New(tableemu.InvalidInput).WithHint("the batch request body is malformed: "+format, args...)
 }
 
 // parseBatch reads a $batch request body given its Content-Type.
 func parseBatch(contentType string, body []byte) (*batchBody, error) {
 	boundary, ok := multipartBoundary(contentType)
 	if !ok {
-		return nil, tableemu.Newf(tableemu.InvalidInput,
-			"The batch request must have Content-Type multipart/mixed with a boundary parameter; it has %q.", clipText(contentType))
+		return nil, tableemu.New(tableemu.InvalidInput).WithHint(
+			"the batch request must have Content-Type multipart/mixed with a boundary parameter; it has %q.", clipText(contentType))
 	}
 	// src is body's own memory, not a copy (a batch of a hundred
 	// entities is over 100 KB): readBody gave body to this request alone

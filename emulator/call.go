@@ -32,6 +32,10 @@ type call struct {
 	// uncached: the answer goes without Cache-Control, as the service
 	// sends a few errors of its URL parser (undertable.go).
 	uncached bool
+	// frontEnd: the error is the one the service's front end answers
+	// before the Table service proper sees the request (errors.go,
+	// frontEndError).
+	frontEnd bool
 
 	q url.Values // the query, parsed once (query)
 

@@ -184,7 +184,7 @@ func TestJSONContentTypeRefused(t *testing.T) {
 					tableemu.MediaTypeNotSupported:  "None of the provided media types are supported.",
 					tableemu.AtomFormatNotSupported: "Atom format is not supported.",
 				}[tc.code]
-				if !strings.HasPrefix(e.message, service+" tableemu: ") || !strings.Contains(e.message, "Content-Type: application/json") {
+				if !strings.HasPrefix(e.message, service+"\ntableemu: ") || !strings.Contains(e.message, "Content-Type: application/json") {
 					t.Errorf("message %q: want the service's %q, then a hint naming application/json", e.message, service)
 				}
 				op.wrote(t, false)

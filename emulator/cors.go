@@ -24,8 +24,8 @@ func (s *Server) preflight(c *call) error {
 	origin := c.r.Header.Get("Origin")
 	method := c.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		return tableemu.Newf(tableemu.InvalidHeaderValue,
-			"The value for one of the HTTP headers is not in the correct format. A CORS preflight request needs Origin and Access-Control-Request-Method.")
+		return tableemu.New(tableemu.InvalidHeaderValue).WithHint(
+			"a CORS preflight request needs Origin and Access-Control-Request-Method.")
 	}
 	requested := strings.Join(c.r.Header.Values("Access-Control-Request-Headers"), ",")
 	for _, r := range s.corsRules(c) {
@@ -75,8 +75,11 @@ func (s *Server) corsRules(c *call) []corsRule {
 //     Access-Control-Allow-Credentials: true and Vary: Origin), and
 //     Access-Control-Expose-Headers, computed when the response headers are
 //     known;
-//   - rules but no match, or a GET/HEAD without Origin while no "*" rule
-//     covers it: Vary: Origin only, so caches keep responses per origin.
+//   - a GET/HEAD without Origin: with a "*" rule allowing the method, as
+//     for any origin ("*" and Access-Control-Expose-Headers); without one,
+//     Vary: Origin only;
+//   - rules but no match: Vary: Origin only, so caches keep responses per
+//     origin.
 //
 // A stored document that cannot be read is logged and the request served
 // without CORS headers.
@@ -92,9 +95,17 @@ func (s *Server) applyCORS(c *call) {
 	origin := c.r.Header.Get("Origin")
 	getLike := c.verb == http.MethodGet || c.verb == http.MethodHead
 	if origin == "" {
-		if getLike && !slices.ContainsFunc(rules, func(r corsRule) bool { return r.anyOrigin() && r.allowsMethod(c.verb) }) {
-			addVary(h)
+		if !getLike {
+			return
 		}
+		// A "*" rule answers a GET or HEAD without Origin as it would any
+		// origin (live, in the Java SDK's recordings: docs/protocol.md 3.7).
+		if i := slices.IndexFunc(rules, func(r corsRule) bool { return r.anyOrigin() && r.allowsMethod(c.verb) }); i >= 0 {
+			h.Set("Access-Control-Allow-Origin", "*")
+			c.w = &corsWriter{ResponseWriter: c.w, exposed: splitList(deref(rules[i].ExposedHeaders))}
+			return
+		}
+		addVary(h)
 		return
 	}
 	for _, r := range rules {

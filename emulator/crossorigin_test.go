@@ -115,7 +115,7 @@ func TestCrossOriginRefused(t *testing.T) {
 				if e.status != 403 || e.code != "AuthorizationFailure" || e.header != "AuthorizationFailure" {
 					t.Fatalf("%d %s/%s, want 403 AuthorizationFailure: %s", e.status, e.header, e.code, e.message)
 				}
-				if !strings.HasPrefix(e.message, "This request is not authorized to perform this operation. tableemu: ") ||
+				if !strings.HasPrefix(e.message, "This request is not authorized to perform this operation.\ntableemu: ") ||
 					!strings.Contains(e.message, tc.says) || !strings.Contains(e.message, "docs/security.md") {
 					t.Errorf("the message %q does not say %q and where to read more", e.message, tc.says)
 				}

@@ -45,7 +45,7 @@ func TestRequestTimeoutParameter(t *testing.T) {
 		r := httptest.NewRequest("GET", "/devstoreaccount1/t()?"+tc.query, nil)
 		got, err := s.requestTimeout(&call{r: r})
 		if tc.bad {
-			if e := tableemu.From(err); err == nil || e.Code != tableemu.InvalidQueryParameterValue || !strings.Contains(e.Message, "tableemu: ") {
+			if e := tableemu.From(err); err == nil || e.Code != tableemu.InvalidQueryParameterValue || !strings.Contains(e.Message, "\ntableemu: ") {
 				t.Errorf("%q: %v, want InvalidQueryParameterValue with a hint", tc.query, err)
 			}
 			continue

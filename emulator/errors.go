@@ -33,6 +33,13 @@ func (c *call) writeError(err error) {
 	if e.Status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", auth.BearerChallenge)
 	}
+	front := c.frontEnd || frontEndError(e.Code)
+	if front {
+		// The front end answers without the Table service's headers:
+		// no x-ms-version (nor, for JSON, Cache-Control and
+		// X-Content-Type-Options), whatever version the request named.
+		delete(h, "X-Ms-Version")
+	}
 	// 415 AtomFormatNotSupported answers a client that asked for Atom
 	// (or XML) or sent an Atom body (contenttype.go), so it gets XML.
 	body := errorMessage(e.Message, c.reqID, c.s.now())
@@ -48,6 +55,20 @@ func (c *call) writeError(err error) {
 		c.w.Write(b)
 		return
 	}
+	if front {
+		// Plain application/json: the front end negotiates no OData
+		// level (live: a $batch signed with a wrong key, with Accept
+		// application/json, at x-ms-version 2019-02-02 and 2025-07-05,
+		// azure-data-tables test_new_invalid_key).
+		b := appendJSONError(nil, e.Code, body)
+		h["Content-Type"] = plainJSONHeader
+		h["Content-Length"] = []string{strconv.Itoa(len(b))}
+		c.w.WriteHeader(e.Status)
+		if c.r.Method != http.MethodHead {
+			c.w.Write(b)
+		}
+		return
+	}
 	// A JSON error carries the metadata level the request asked for in
 	// its Content-Type, like a success (docs/protocol.md 8.1): live answers
 	// a refused request with $format=…odata=fullmetadata with
@@ -61,6 +82,30 @@ func (c *call) writeError(err error) {
 	}
 	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))
 }
+
+// frontEndError reports whether the service's front end, rather than the
+// Table service, answers an error of code: a request whose credentials do
+// not authenticate it (a signature that does not verify, none at all, an
+// Authorization header it cannot read). Those answers carry no
+// x-ms-version, Cache-Control or X-Content-Type-Options, and their JSON is
+// plain application/json whatever level the request asked for, at every
+// version (docs/protocol.md 8.1; live: azure-data-tables
+// test_new_invalid_key, JSON, at 2019-02-02 and 2025-07-05;
+// test_create_properties and test_challenge_auth, XML, at 2019-07-07,
+// 2020-12-06 and 2025-07-05). A request that authenticates but is not
+// allowed (a SAS without the permission, the resource type, the key
+// range) is the Table service's answer: its JSON carries the level and
+// those headers (.NET recordings ValidateSasCredentials*, at 2019-02-02).
+func frontEndError(code tableemu.Code) bool {
+	switch code {
+	case tableemu.AuthenticationFailed, tableemu.NoAuthenticationInformation, tableemu.InvalidAuthenticationInfo:
+		return true
+	}
+	return false
+}
+
+// plainJSONHeader is the Content-Type of the front end's JSON errors.
+var plainJSONHeader = []string{"application/json"}
 
 // debugError writes to the --debug log why a request was refused: the
 // error's detail, which only the log and XML auth errors carry, and for a
@@ -137,29 +182,30 @@ func storeErr(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	// Storage faults: the client learns what happened in the message, the
-	// operator in the log (writeError logs every storageFault). A full
-	// disk, a locked file or an unreachable database server may clear, so they are 503 ServerBusy, which
-	// SDKs retry with back-off; the others are 500 InternalError. Nothing
-	// was written: the transaction rolled back (store.Update).
+	// Storage faults: the client learns what happened in the hint after
+	// the service's own sentence, the operator in the log (writeError logs
+	// every storageFault). A full disk, a locked file or an unreachable
+	// database server may clear, so they are 503 ServerBusy, which SDKs
+	// retry with back-off; the others are 500 InternalError. Nothing was
+	// written: the transaction rolled back (store.Update).
 	var e *tableemu.Error
 	switch store.FaultOf(err) {
 	case store.FaultFull:
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: the disk holding tableemu's database is full. Free space and retry.")
+		e = tableemu.New(tableemu.ServerBusy).WithHint("the disk holding tableemu's database is full. Free space and retry.")
 	case store.FaultBusy:
 		// SQLite: another process holds the file locked; PostgreSQL:
 		// transactions on one entity kept conflicting past the retries.
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: tableemu's database is locked by other work (another process holding the file, or concurrent writes to the same entities). Retry.")
+		e = tableemu.New(tableemu.ServerBusy).WithHint("tableemu's database is locked by other work (another process holding the file, or concurrent writes to the same entities). Retry.")
 	case store.FaultUnavailable:
 		// The external database restarting, or out of connections: the
 		// request did not take effect and may once it is back.
-		e = tableemu.Newf(tableemu.ServerBusy, "The server is busy: tableemu cannot reach its database right now. Retry; if this lasts, check that the database server is running and accepts connections.")
+		e = tableemu.New(tableemu.ServerBusy).WithHint("tableemu cannot reach its database right now. Retry; if this lasts, check that the database server is running and accepts connections.")
 	case store.FaultReadOnly:
-		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file or its directory is read-only.")
+		e = tableemu.New(tableemu.InternalError).WithHint("tableemu's database file or its directory is read-only.")
 	case store.FaultIO:
-		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: reading or writing tableemu's database file failed (I/O error).")
+		e = tableemu.New(tableemu.InternalError).WithHint("reading or writing tableemu's database file failed (I/O error).")
 	case store.FaultCorrupt:
-		e = tableemu.Newf(tableemu.InternalError, "Server encountered an internal error: tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
+		e = tableemu.New(tableemu.InternalError).WithHint("tableemu's database file is damaged. Restore it from a copy, or delete it to start empty.")
 	default:
 		if timedOut(err) {
 			return timeoutError(err) // the request's deadline (deadline.go)

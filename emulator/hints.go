@@ -14,7 +14,7 @@ import (
 // error is made; these depend on the server's configuration or on the
 // request as a whole, so writeError asks here.
 func (c *call) hint(e *tableemu.Error) *tableemu.Error {
-	if strings.Contains(e.Message, " tableemu: ") {
+	if e.Hinted() {
 		return e // hinted where it was made, for its own case (insights_access.go)
 	}
 	switch e.Code {

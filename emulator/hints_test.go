@@ -20,7 +20,8 @@ import (
 
 // The hints tableemu adds after the service's message (hints.go,
 // docs/protocol.md 8.3): each keeps the service's status, code (header and
-// body alike) and message, and ends with "tableemu: …" saying what to do.
+// body alike) and message, the service's text alone on the first line, and
+// a second line "tableemu: …" saying what to do.
 
 // odataError is a JSON error body read back.
 type odataError struct {
@@ -58,7 +59,7 @@ func wantHint(t *testing.T, e odataError, status int, code, service string, says
 	if e.status != status || e.header != code || e.code != code {
 		t.Fatalf("want %d %s in header and body, got %d %q/%q: %q", status, code, e.status, e.header, e.code, e.message)
 	}
-	hint, ok := strings.CutPrefix(e.message, service+" tableemu: ")
+	hint, ok := strings.CutPrefix(e.message, service+"\ntableemu: ")
 	if !ok {
 		t.Fatalf("message %q does not start with the service's text %q and a hint", e.message, service)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tableemu/tableemu"
@@ -53,7 +54,9 @@ type isolationError struct {
 	e        *tableemu.Error
 }
 
-func (e *isolationError) Error() string   { return e.e.Message }
+// Error is the message on one line (a hint after a space, not on a line of
+// its own: tableemu.Error.Error).
+func (e *isolationError) Error() string   { return strings.ReplaceAll(e.e.Message, "\n", " ") }
 func (e *isolationError) Unwrap() []error { return []error{e.sentinel, e.e} }
 
 func unknownAccount(account string) error {

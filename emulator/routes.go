@@ -56,9 +56,9 @@ func (s *Server) routes() *mux.Router {
 		{[]string{"PUT"}, kUnderTableTable, nil, nil, auth.InsertOrReplaceEntity, s.underTableKeys, false},
 		{[]string{"MERGE", "PATCH"}, kUnderTableTable, nil, nil, auth.InsertOrMergeEntity, s.underTableKeys, false},
 		{[]string{"POST"}, kUnderTableBatch, nil, nil, auth.Batch, s.underTableBatch, false},
-		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.underTableService, false},
-		{[]string{"PUT"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.underTableService, false},
-		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.underTableService, false},
+		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.underTableService, true},
+		{[]string{"PUT"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.underTableService, true},
+		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.underTableService, true},
 	}
 	for _, rt := range table {
 		m := r.Methods(rt.methods...).MatcherFunc(kind(rt.kind))

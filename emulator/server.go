@@ -325,8 +325,8 @@ func (s *Server) checkVersion(v string) error {
 		return tableemu.New(tableemu.InvalidHeaderValue).WithDetail("x-ms-version %q is not a version date", v)
 	}
 	if t.Before(time.Date(2013, 8, 15, 0, 0, 0, 0, time.UTC)) {
-		return tableemu.Newf(tableemu.InvalidHeaderValue,
-			"The value for one of the HTTP headers is not in the correct format. x-ms-version %s is older than the oldest version tableemu serves (2013-08-15); --skipApiVersionCheck accepts it.", v)
+		return tableemu.New(tableemu.InvalidHeaderValue).WithHint(
+			"x-ms-version %s is older than the oldest version tableemu serves (2013-08-15); --skipApiVersionCheck accepts it.", v)
 	}
 	good := v // a copy, so that only this path allocates
 	goodVersion.Store(&good)

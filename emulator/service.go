@@ -216,7 +216,33 @@ func (r *corsRule) validate() error {
 	if *r.MaxAgeInSeconds < 0 || *r.MaxAgeInSeconds > math.MaxInt32 {
 		return invalidXML("MaxAgeInSeconds is not a non-negative 32-bit number")
 	}
+	r.AllowedHeaders, r.ExposedHeaders = literalsFirst(*r.AllowedHeaders), literalsFirst(*r.ExposedHeaders)
 	return nil
+}
+
+// literalsFirst is a CORS header list as the service stores it: the
+// literal names first, then the prefixes ("x-ms-meta-data*"), each group in
+// the order given. Live, AllowedHeaders set as
+// "x-ms-meta-data*,x-ms-meta-target*,x-ms-meta-xyz,x-ms-meta-foo" read back
+// as "x-ms-meta-xyz,x-ms-meta-foo,x-ms-meta-data*,x-ms-meta-target*", and
+// ExposedHeaders "x-ms-meta-data*,x-ms-meta-source*,x-ms-meta-abc,x-ms-meta-bcd"
+// as "x-ms-meta-abc,x-ms-meta-bcd,x-ms-meta-data*,x-ms-meta-source*"
+// (azure-data-tables test_set_cors, x-ms-version 2025-07-05). Only the
+// order changes: each item is kept as sent, and a list already in that
+// order is kept whole.
+func literalsFirst(list string) *string {
+	items := strings.Split(list, ",")
+	literals := make([]string, 0, len(items))
+	var prefixes []string
+	for _, it := range items {
+		if strings.HasSuffix(strings.TrimSpace(it), "*") {
+			prefixes = append(prefixes, it)
+		} else {
+			literals = append(literals, it)
+		}
+	}
+	out := strings.Join(append(literals, prefixes...), ",")
+	return &out
 }
 
 // splitList splits a comma-separated rule value, trimming spaces and

@@ -26,16 +26,32 @@ import (
 //	Syntax error at position 13 in 'iswhatever 12'.
 //
 // Every other message points at the start of the token it names.
+//
+// Message is the service's sentence, exactly as the service writes it (the
+// first line of the error it answers, docs/protocol.md 8.1); Hint, when
+// set, is tableemu's explanation, sent on the line after it.
 type Error struct {
 	Code    tableemu.Code
 	Pos     int
 	Message string
+	Hint    string
 }
 
-func (e *Error) Error() string { return e.Message }
+func (e *Error) Error() string {
+	if e.Hint != "" {
+		return e.Message + " " + e.Hint
+	}
+	return e.Message
+}
 
 // APIError converts e to the error the response writer sends.
-func (e *Error) APIError() *tableemu.Error { return tableemu.Newf(e.Code, "%s", e.Message) }
+func (e *Error) APIError() *tableemu.Error {
+	ae := tableemu.Newf(e.Code, "%s", e.Message)
+	if e.Hint != "" {
+		ae = ae.WithHint("%s", e.Hint)
+	}
+	return ae
+}
 
 // Unwrap exposes the *tableemu.Error, so tableemu.From(err) and errors.As find
 // the right code and status without knowing this package.
@@ -64,18 +80,36 @@ func newError(code tableemu.Code, pos int, format string, args ...any) *Error {
 	return &Error{Code: code, Pos: pos, Message: fmt.Sprintf(format, args...)}
 }
 
+// The service's sentences of the two codes, for the refusals whose own
+// sentence the service was never seen to write: they stand on the first
+// line, tableemu's explanation in the hint (docs/protocol.md 8.1, 8.3).
+const (
+	invalidInput   = "One of the request inputs is not valid."
+	notImplemented = "The requested operation is not implemented on the specified resource."
+)
+
+// hinted returns e with tableemu's explanation, which is sent on the line
+// after the service's sentence.
+func (e *Error) hinted(format string, args ...any) *Error {
+	e.Hint = fmt.Sprintf(format, args...)
+	return e
+}
+
 // The message templates below are the OData library's wording, which the
-// service passes through (docs/protocol.md 6.1, 6.2); the sentence after the
-// service's text, where there is one, is ours and says what was expected.
+// service passes through (docs/protocol.md 6.1, 6.2); the hint, where there
+// is one, is ours and says what was expected.
 
 // syntaxError is the service's generic parse failure. pos is the end of the
-// offending token (see Error).
+// offending token (see Error). The service's message is that sentence and
+// nothing more (live-Py test_query_invalid_filter: "Syntax error at
+// position 7 in 'aaa bbb ccc'." for the filter aaa bbb ccc, 7 being the end
+// of "bbb"); what was expected is tableemu's hint.
 func syntaxError(src string, pos int, expected string) *Error {
-	msg := fmt.Sprintf("Syntax error at position %d in '%s'.", pos, echo(src))
+	e := &Error{Code: tableemu.InvalidInput, Pos: pos, Message: fmt.Sprintf("Syntax error at position %d in '%s'.", pos, echo(src))}
 	if expected != "" {
-		msg += " Expected " + expected + "."
+		e.Hint = "expected " + expected + "."
 	}
-	return &Error{Code: tableemu.InvalidInput, Pos: pos, Message: msg}
+	return e
 }
 
 func invalidCharError(src string, pos int, r rune) *Error {
@@ -95,7 +129,8 @@ func digitExpectedError(src string, pos int) *Error {
 
 func expressionExpectedError(src string, pos int) *Error {
 	return newError(tableemu.InvalidInput, pos,
-		"Expression expected at position %d in '%s'. Expected a property name, a literal, 'not' or '('.", pos, echo(src))
+		"Expression expected at position %d in '%s'.", pos, echo(src)).
+		hinted("expected a property name, a literal, 'not' or '('.")
 }
 
 func closeParenError(src string, pos int) *Error {

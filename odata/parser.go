@@ -64,8 +64,7 @@ func ParseFilter(s string) (Expr, error) {
 			}
 			i += n
 		}
-		return nil, newError(tableemu.InvalidInput, i,
-			"Syntax error: the filter is not valid UTF-8 at position %d in '%s'.", i, echo(s))
+		return nil, syntaxError(s, i, "").hinted("the filter is not valid UTF-8 at position %d.", i)
 	}
 	p := &parser{src: s, lex: lexer{src: s}}
 	if err := p.advance(); err != nil {
@@ -114,8 +113,8 @@ func (p *parser) enter(pos int) *Error {
 	p.depth++
 	if p.depth > MaxDepth {
 		return newError(tableemu.InvalidInput, pos,
-			"The recursion limit has been exceeded at position %d in '%s'. At most %d nested parentheses or 'not' operators are allowed.",
-			pos, echo(p.src), MaxDepth)
+			"The recursion limit has been exceeded at position %d in '%s'.", pos, echo(p.src)).
+			hinted("at most %d nested parentheses or 'not' operators are allowed.", MaxDepth)
 	}
 	return nil
 }
@@ -126,9 +125,9 @@ func (p *parser) enter(pos int) *Error {
 func (p *parser) count(pos int) *Error {
 	p.comparisons++
 	if p.comparisons > MaxComparisons {
-		return newError(tableemu.InvalidInput, pos,
-			"The filter has more than %d comparisons; comparison %d starts at position %d in '%s'.",
-			MaxComparisons, p.comparisons, pos, echo(p.src))
+		return newError(tableemu.InvalidInput, pos, "%s", invalidInput).
+			hinted("the filter has more than %d comparisons; comparison %d starts at position %d in '%s'.",
+				MaxComparisons, p.comparisons, pos, echo(p.src))
 	}
 	return nil
 }
@@ -290,8 +289,8 @@ func (p *parser) standalone(t token) (Expr, *Error) {
 		return &BoolLit{Value: t.val.N != 0, Offset: t.pos}, nil
 	}
 	return p.reject(newError(tableemu.InvalidInput, t.pos,
-		"Expression of type 'Edm.Boolean' expected at position %d in '%s'. A literal needs a comparison with a property.",
-		t.pos, echo(p.src)))
+		"Expression of type 'Edm.Boolean' expected at position %d in '%s'.", t.pos, echo(p.src)).
+		hinted("a literal needs a comparison with a property."))
 }
 
 // comparison checks the operand kinds and normalises the property to the
@@ -303,9 +302,9 @@ func (p *parser) comparison(l token, op CompareOp, r token) (Expr, *Error) {
 	case r.kind == tNull:
 		return p.reject(nullError(p.src, r.pos))
 	case l.kind == tIdent && r.kind == tIdent:
-		return p.reject(newError(tableemu.NotImplemented, l.pos,
-			"The requested operation is not implemented on the specified resource. Comparing two properties ('%s %s %s' at position %d) is not supported: one side must be a literal.",
-			l.text, op, r.text, l.pos))
+		return p.reject(newError(tableemu.NotImplemented, l.pos, "%s", notImplemented).
+			hinted("comparing two properties ('%s %s %s' at position %d) is not supported: one side must be a literal.",
+				l.text, op, r.text, l.pos))
 	case l.kind == tLiteral && r.kind == tLiteral:
 		return p.reject(constantError(p.src, l.pos))
 	}
@@ -321,14 +320,14 @@ func (p *parser) comparison(l token, op CompareOp, r token) (Expr, *Error) {
 // The service does not evaluate conditions without a property: 501
 // (docs/protocol.md 6.1).
 func constantError(src string, pos int) *Error {
-	return newError(tableemu.NotImplemented, pos,
-		"The requested operation is not implemented on the specified resource. A condition without a property (position %d in '%s') is not supported: compare a property with a literal.",
-		pos, echo(src))
+	return newError(tableemu.NotImplemented, pos, "%s", notImplemented).
+		hinted("a condition without a property (position %d in '%s') is not supported: compare a property with a literal.",
+			pos, echo(src))
 }
 
 // null literals are not allowed (docs/protocol.md 6.1, DOC Query Entities); a
 // missing property already makes every comparison false.
 func nullError(src string, pos int) *Error {
-	return newError(tableemu.InvalidInput, pos,
-		"The 'null' literal at position %d in '%s' is not supported.", pos, echo(src))
+	return newError(tableemu.InvalidInput, pos, "%s", invalidInput).
+		hinted("the 'null' literal at position %d in '%s' is not supported.", pos, echo(src))
 }

@@ -213,7 +213,7 @@ func TestParseFilterErrors(t *testing.T) {
 		input string
 		code  tableemu.Code
 		pos   int
-		msg   string // the message starts with this
+		msg   string // the message, then " " and the hint if any (Error()), starts with this
 	}{
 		// The service's captured message (docs/protocol.md 6.1), exactly.
 		{"captured syntax error", "property1 eq 1'invalid'", bad, 23, "Syntax error at position 23 in 'property1 eq 1'invalid''."},
@@ -266,12 +266,12 @@ func TestParseFilterErrors(t *testing.T) {
 		{"guid braces", "a eq guid'{a455c695-df98-5678-aaaa-81d3367e5a34}'", bad, 5, "Unrecognized 'Edm.Guid' literal"},
 		{"binary odd", "a eq X'0AF'", bad, 5, "Unrecognized 'Edm.Binary' literal 'X'0AF''"},
 		{"binary not hex", "a eq binary'GG'", bad, 5, "Unrecognized 'Edm.Binary' literal"},
-		{"null right", "a eq null", bad, 5, "The 'null' literal at position 5"},
-		{"null left", "null ne a", bad, 0, "The 'null' literal at position 0"},
-		{"null alone", "null", bad, 0, "The 'null' literal at position 0"},
+		{"null right", "a eq null", bad, 5, "One of the request inputs is not valid. the 'null' literal at position 5"},
+		{"null left", "null ne a", bad, 0, "One of the request inputs is not valid. the 'null' literal at position 0"},
+		{"null alone", "null", bad, 0, "One of the request inputs is not valid. the 'null' literal at position 0"},
 		{"literal alone", "'abc'", bad, 0, "Expression of type 'Edm.Boolean' expected at position 0"},
 		{"number alone", "a eq 1 and 5", bad, 11, "Expression of type 'Edm.Boolean' expected at position 11"},
-		{"invalid utf8", "a eq '\xff'", bad, 6, "Syntax error: the filter is not valid UTF-8 at position 6"},
+		{"invalid utf8", "a eq '\xff'", bad, 6, "Syntax error at position 6 in 'a eq '\uFFFD''. the filter is not valid UTF-8 at position 6."},
 		// Unsupported by the service: 501 (docs/protocol.md 6.1).
 		{"property vs property", "a eq b", ni, 0, "The requested operation is not implemented on the specified resource."},
 		{"property vs capitalised True", "a eq True", ni, 0, "The requested operation is not implemented"},
@@ -280,13 +280,13 @@ func TestParseFilterErrors(t *testing.T) {
 		{"constant strings", "'a' eq 'a'", ni, 0, "The requested operation is not implemented"},
 		{"true vs false", "true eq false", ni, 0, "The requested operation is not implemented"},
 		{"true vs true parens", "(true eq true) and a eq 1", ni, 1, "The requested operation is not implemented"},
-		{"bool literals count as comparisons", strings.Repeat("true and ", 15) + "false", bad, 135, "The filter has more than 15 comparisons"},
+		{"bool literals count as comparisons", strings.Repeat("true and ", 15) + "false", bad, 135, "One of the request inputs is not valid. the filter has more than 15 comparisons"},
 		// A syntax error anywhere wins over the checks made on a parsed
 		// comparison; among those, the first in the text wins.
 		{"syntax error after 501", "a eq b and c eq", bad, 15, "Expression expected at position 15"},
 		{"syntax error after null", "a eq null)", bad, 10, "Syntax error at position 10"},
 		{"literal error after 501", "a eq b or c eq 99999999999", bad, 15, "Unrecognized 'Edm.Int32' literal"},
-		{"null before 501", "a eq null or b eq c", bad, 5, "The 'null' literal"},
+		{"null before 501", "a eq null or b eq c", bad, 5, "One of the request inputs is not valid. the 'null' literal"},
 		{"501 before null", "a eq b or c eq null", ni, 0, "The requested operation is not implemented"},
 	}
 	for _, tt := range tests {
@@ -299,13 +299,22 @@ func TestParseFilterErrors(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %T %v is not *Error", err, err)
 			}
-			if pe.Code != tt.code || pe.Pos != tt.pos || !strings.HasPrefix(pe.Message, tt.msg) {
+			if pe.Code != tt.code || pe.Pos != tt.pos || !strings.HasPrefix(pe.Error(), tt.msg) {
 				t.Fatalf("ParseFilter(%q) error = {%s %d %q}, want {%s %d %q...}",
-					tt.input, pe.Code, pe.Pos, pe.Message, tt.code, tt.pos, tt.msg)
+					tt.input, pe.Code, pe.Pos, pe.Error(), tt.code, tt.pos, tt.msg)
+			}
+			// The service's sentence alone on the first line, tableemu's
+			// hint on the next (docs/protocol.md 8.1).
+			want := pe.Message
+			if pe.Hint != "" {
+				want += tableemu.HintPrefix + pe.Hint
+			}
+			if strings.Contains(pe.Message, "\n") || strings.Contains(pe.Message, "tableemu") {
+				t.Fatalf("Message %q holds more than the service's sentence", pe.Message)
 			}
 			ae := pe.APIError()
-			if ae.Code != tt.code || ae.Message != pe.Message {
-				t.Fatalf("APIError() = %+v", ae)
+			if ae.Code != tt.code || ae.Message != want {
+				t.Fatalf("APIError() = %+v, want the message %q", ae, want)
 			}
 			wantStatus := 400
 			if tt.code == ni {
@@ -315,6 +324,28 @@ func TestParseFilterErrors(t *testing.T) {
 				t.Fatalf("tableemu.From = %+v, want status %d", got, wantStatus)
 			}
 		})
+	}
+}
+
+// TestSyntaxErrorIsTheServicesSentence: the live answer to the filter
+// "aaa bbb ccc" is InvalidInput with "Syntax error at position 7 in 'aaa
+// bbb ccc'." and nothing more on that line (live-Py
+// test_query_invalid_filter): the position is the end of the unexpected
+// token "bbb", and what was expected goes to tableemu's hint, on a line of
+// its own.
+func TestSyntaxErrorIsTheServicesSentence(t *testing.T) {
+	_, err := ParseFilter("aaa bbb ccc")
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v, want *Error", err)
+	}
+	ae := pe.APIError()
+	first, hint, ok := strings.Cut(ae.Message, "\n")
+	if ae.Code != tableemu.InvalidInput || first != "Syntax error at position 7 in 'aaa bbb ccc'." {
+		t.Fatalf("%s %q, want InvalidInput and the first line \"Syntax error at position 7 in 'aaa bbb ccc'.\"", ae.Code, ae.Message)
+	}
+	if !ok || hint != "tableemu: expected 'and', 'or' or the end of the filter, found 'bbb'." {
+		t.Errorf("hint line %q", hint)
 	}
 }
 
@@ -335,7 +366,7 @@ func TestComparisonLimit(t *testing.T) {
 		f := comparisons(MaxComparisons+1, op)
 		_, err := ParseFilter(f)
 		var pe *Error
-		if !errors.As(err, &pe) || pe.Code != tableemu.InvalidInput || !strings.Contains(pe.Message, "more than 15 comparisons") {
+		if !errors.As(err, &pe) || pe.Code != tableemu.InvalidInput || !strings.Contains(pe.Hint, "more than 15 comparisons") {
 			t.Fatalf("16 comparisons: %v", err)
 		}
 		if want := strings.LastIndex(f, "a eq 1"); pe.Pos != want {

@@ -55,9 +55,9 @@ func ParseSelect(s string) ([]string, error) {
 		}
 		if !seen[name] {
 			if len(names) == MaxSelect {
-				return nil, newError(tableemu.InvalidInput, at,
-					"The $select names more than %d properties; property %d starts at position %d.",
-					MaxSelect, MaxSelect+1, at)
+				return nil, newError(tableemu.InvalidInput, at, "%s", invalidInput).
+					hinted("the $select names more than %d properties; property %d starts at position %d.",
+						MaxSelect, MaxSelect+1, at)
 			}
 			seen[name] = true
 			names = append(names, name)
@@ -69,7 +69,7 @@ func ParseSelect(s string) ([]string, error) {
 
 func selectError(s string, pos int, expected string) *Error {
 	return newError(tableemu.InvalidInput, pos,
-		"Syntax error at position %d in $select '%s'. Expected %s.", pos, echo(s), expected)
+		"Syntax error at position %d in $select '%s'.", pos, echo(s)).hinted("expected %s.", expected)
 }
 
 // ParseTop parses a $top value. "" returns 0, meaning no $top was given
@@ -104,5 +104,5 @@ func ParseTop(s string) (int, error) {
 }
 
 func topError(pos int) *Error {
-	return &Error{Code: tableemu.InvalidInput, Pos: pos, Message: "One of the request inputs is not valid."}
+	return &Error{Code: tableemu.InvalidInput, Pos: pos, Message: invalidInput}
 }

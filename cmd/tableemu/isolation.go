@@ -410,8 +410,9 @@ func answerError(resp *http.Response, body []byte) error {
 	if json.Unmarshal(body, &e) != nil || e.E.Code == "" {
 		return fmt.Errorf("%s from the server, which may not be tableemu: %.200s", resp.Status, body)
 	}
+	// The service's text and tableemu's hint line, joined into one.
 	msg, _, _ := strings.Cut(e.E.Message.Value, "\nRequestId:")
-	return fmt.Errorf("%d %s: %s", resp.StatusCode, e.E.Code, msg)
+	return fmt.Errorf("%d %s: %s", resp.StatusCode, e.E.Code, strings.ReplaceAll(msg, "\n", " "))
 }
 
 func connectError(base string, err error) error {

@@ -194,8 +194,8 @@ func isAnnotation(name string) bool {
 // checkDuplicates refuses any key sent twice, annotations included.
 func checkDuplicates(members []member) error {
 	dup := func(name string) error {
-		return tableemu.Newf(tableemu.DuplicatePropertiesSpecified,
-			"A property is specified more than one time. The key %s appears more than once in the entity.", quote(name))
+		return tableemu.New(tableemu.DuplicatePropertiesSpecified).WithHint(
+			"the key %s appears more than once in the entity.", quote(name))
 	}
 	if len(members) <= 16 {
 		for i := 1; i < len(members); i++ {
@@ -245,7 +245,7 @@ func inferredValue(m *member) (edm.Value, error) {
 func numberDouble(m *member) (edm.Value, error) {
 	f, err := strconv.ParseFloat(m.text, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return edm.Value{}, invalidBodyf("the value %s of property %s is outside the range of Edm.Double", clip(m.text), quote(m.name))
+		return edm.Value{}, unreadableValuef("the value %s of property %s is outside the range of Edm.Double", clip(m.text), quote(m.name))
 	}
 	return edm.NewDouble(f), nil
 }
@@ -265,8 +265,9 @@ func numberDouble(m *member) (edm.Value, error) {
 //     (Python's "False" with Edm.Boolean was accepted live).
 //   - DateTime, Guid, Binary: strings.
 //
-// A value the annotation cannot describe is 400 InvalidInput (docs/protocol.md
-// 4.2; the live service answered InvalidInput to an out-of-range Int64).
+// A value the annotation cannot describe is 400 InvalidInput, "An error
+// occurred while processing this request." (docs/protocol.md 4.2, 0.1; the
+// live service's answer to an out-of-range Int32 or Int64: unreadableValuef).
 func typedValue(m *member, t edm.Type) (edm.Value, error) {
 	switch t {
 	case edm.String:
@@ -375,9 +376,9 @@ func outOfType(m *member, t edm.Type, why string) error {
 		}
 	}
 	if why == "" {
-		return invalidBodyf("the value %s of property %s is not a valid %s", shown, quote(m.name), t.Name())
+		return unreadableValuef("the value %s of property %s is not a valid %s", shown, quote(m.name), t.Name())
 	}
-	return invalidBodyf("the value %s of property %s is not a valid %s: %s", shown, quote(m.name), t.Name(), why)
+	return unreadableValuef("the value %s of property %s is not a valid %s: %s", shown, quote(m.name), t.Name(), why)
 }
 
 // dateTimeRange is the service's message for a DateTime before 1601 or
@@ -452,13 +453,6 @@ func clip(s string) string {
 			return s[:i] + "…"
 		}
 		n++
-	}
-	return s
-}
-
-func upperFirst(s string) string {
-	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
-		return string(s[0]-'a'+'A') + s[1:]
 	}
 	return s
 }

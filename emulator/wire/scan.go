@@ -10,6 +10,7 @@
 package wire
 
 import (
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -387,14 +388,40 @@ func (s *scanner) syntax(what string) error {
 	return invalidBodyf("the request body is not valid JSON: %s at byte %d", what, s.i)
 }
 
-// invalidMessage starts every InvalidInput message so clients and people
-// matching the service's wording still find it (docs/protocol.md 8.3).
-const invalidMessage = "One of the request inputs is not valid. "
-
+// invalidBody is 400 InvalidInput with the service's sentence, "One of the
+// request inputs is not valid.", alone on the first line — the live answer
+// to a key that is not a string (live-Py
+// test_encoder_create_entity_basic) — and what is wrong in tableemu's hint
+// after it (docs/protocol.md 8.1).
 func invalidBody(detail string) error {
-	return tableemu.Newf(tableemu.InvalidInput, "%s%s", invalidMessage, upperFirst(detail))
+	return tableemu.New(tableemu.InvalidInput).WithHint("%s", sentence(detail))
 }
 
 func invalidBodyf(format string, args ...any) error {
-	return tableemu.Newf(tableemu.InvalidInput, invalidMessage+"%s", upperFirst(sprintf(format, args...)))
+	return invalidBody(sprintf(format, args...))
+}
+
+// unreadableMessage is the live service's sentence for a value that its
+// EDM type cannot hold: an Edm.Int32 of 2147483648 or -2147483649, an
+// Edm.Int64 of "9223372036854775808" (live-Py
+// test_insert_entity_with_large_int32_value_throws,
+// test_insert_entity_with_large_int64_value_throws,
+// test_encoder_create_entity_atypical_values: InvalidInput, this sentence
+// and nothing more). It is the generic message of the OData reader that
+// converts every typed value, so tableemu gives it for every value its type
+// cannot hold (docs/protocol.md 0.1).
+const unreadableMessage = "An error occurred while processing this request."
+
+// unreadableValuef is 400 InvalidInput with unreadableMessage and what is
+// wrong in tableemu's hint.
+func unreadableValuef(format string, args ...any) error {
+	return tableemu.Newf(tableemu.InvalidInput, unreadableMessage).WithHint("%s", sentence(sprintf(format, args...)))
+}
+
+// sentence ends s with a full stop.
+func sentence(s string) string {
+	if s != "" && !strings.HasSuffix(s, ".") {
+		return s + "."
+	}
+	return s
 }

@@ -114,7 +114,11 @@ func ValidatePropertyName(name string) error {
 }
 
 func propertyNameInvalid(name string) error {
-	return tableemu.Newf(tableemu.PropertyNameInvalid, "The property name is invalid. %s is not a valid property name: names start with a letter or '_' and continue with letters, digits or '_'.", quote(name))
+	// The service's sentence alone, as live answered a property named "123"
+	// (live-Py test_encoder_create_entity_atypical_values); the rule in the
+	// hint.
+	return tableemu.New(tableemu.PropertyNameInvalid).WithHint(
+		"%s is not a valid property name: names start with a letter or '_' and continue with letters, digits or '_'.", quote(name))
 }
 
 // identStart and identPart follow the C# identifier grammar: a letter

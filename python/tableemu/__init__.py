@@ -211,7 +211,8 @@ def _refusal(what: str, status: int, code: str, body: bytes, url: str) -> Tablee
     try:
         e = json.loads(body)["odata.error"]
         code = e["code"]
-        message = e["message"]["value"].split("\nRequestId:")[0]
+        # The service's text and tableemu's hint line, joined into one.
+        message = e["message"]["value"].split("\nRequestId:")[0].replace("\n", " ")
     except (ValueError, KeyError, TypeError):
         message = f"{url} may not be tableemu: reset and snapshots are tableemu's own"
     err = TableemuError(f"tableemu {what}: {status} {code}: {message}")

@@ -9,10 +9,11 @@ from datetime import datetime, timezone
 import pytest
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-from azure.data.tables import TableClient
+from azure.data.tables import TableAnalyticsLogging, TableClient, TableServiceClient
 from azure.data.tables._models import LocationMode  # not exported by 12.7.0
 
 from conftest import table_name
+from helpers import expect_error
 
 
 def credential(server):
@@ -58,6 +59,28 @@ def test_client_with_url_ends_with_table_name(server):
                 assert "URI does not match number of key properties for the resource" in str(exc.value)
             finally:
                 valid.delete_table()
+
+
+def test_service_client_with_url_ends_with_table_name(server):
+    # A table's URL given to a TableServiceClient: its service properties
+    # go to /<account>/<table>/?restype=service&comp=properties, which the
+    # service refuses with 400 InvalidQueryParameterValue (the Get and Set
+    # of test_client_with_url_ends_with_table_name in
+    # test_table_service_properties.py upstream, recorded live at
+    # x-ms-version 2025-07-05).
+    name = table_name()
+    invalid_url = server.endpoint + "/" + name
+    sentence = "Value for one of the query parameters specified in the request URI is invalid."
+    with TableServiceClient(invalid_url, credential=credential(server)) as tsc:
+        with pytest.raises(ResourceNotFoundError) as exc:
+            tsc.create_table(name)
+        assert "table specified does not exist" in str(exc.value)
+        with expect_error(HttpResponseError, 400, "InvalidQueryParameterValue") as exc:
+            tsc.set_service_properties(analytics_logging=TableAnalyticsLogging(write=True))
+        assert sentence in str(exc.value)
+        with expect_error(HttpResponseError, 400, "InvalidQueryParameterValue") as exc:
+            tsc.get_service_properties()
+        assert sentence in str(exc.value)
 
 
 def test_secondary_is_read_only(server):

@@ -244,7 +244,8 @@ async function isolation(method, suffix, options, what) {
     try {
       const e = JSON.parse(text)["odata.error"];
       code = e.code;
-      message = e.message.value.split("\nRequestId:")[0];
+      // The service's text and tableemu's hint line, joined into one.
+      message = e.message.value.split("\nRequestId:")[0].replaceAll("\n", " ");
     } catch {
       // Not tableemu (Azurite answers 400 with no such endpoint).
       message = `${res.status} from ${url.origin}, which may not be tableemu: reset and snapshots are tableemu's own`;
