@@ -22,7 +22,8 @@ import (
 // test_challenge_auth_supported_version); 403 AuthenticationFailed without a
 // challenge before (live at 2019-07-07: test_challenge_auth_unsupported_version)
 // and without x-ms-version. With --oauth basic (a token of another issuer,
-// an expired one) and without it (every token), in JSON and in XML.
+// an expired one) and without it (every token), in JSON and in XML; the
+// hint after the service's sentence says what to do in each case.
 func TestBearerRefusalFollowsVersion(t *testing.T) {
 	const (
 		challenged = "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."
@@ -80,8 +81,15 @@ func TestBearerRefusalFollowsVersion(t *testing.T) {
 						t.Fatalf("%s: WWW-Authenticate %q, want %q", where, got, challenge)
 					}
 					code, message := errorOf(t, resp.Header.Get("Content-Type"), body)
-					if first, _, _ := strings.Cut(message, "\n"); code != tc.code || !strings.HasPrefix(first, tc.message) {
-						t.Fatalf("%s: body code %q, message %q, want %s %q", where, code, message, tc.code, tc.message)
+					// The service's sentence alone on the first line, then
+					// tableemu's hint: --oauth basic, or --debug for the reason.
+					first, rest, _ := strings.Cut(message, "\n")
+					hint := "tableemu: start it with --debug FILE to log why the bearer token was refused."
+					if server.cfg.OAuth == "" {
+						hint = "tableemu: it accepts Microsoft Entra ID bearer tokens only when started with --oauth basic"
+					}
+					if code != tc.code || first != tc.message || !strings.HasPrefix(rest, hint) {
+						t.Fatalf("%s: body code %q, message %q, want %s %q then %q", where, code, message, tc.code, tc.message, hint)
 					}
 				}
 			}
