@@ -22,8 +22,10 @@ import (
 // test_challenge_auth_supported_version); 403 AuthenticationFailed without a
 // challenge before (live at 2019-07-07: test_challenge_auth_unsupported_version)
 // and without x-ms-version. With --oauth basic (a token of another issuer,
-// an expired one) and without it (every token), in JSON and in XML; the
-// hint after the service's sentence says what to do in each case.
+// an expired one) and without it (every token), in JSON and in XML, as the
+// front end answers (no x-ms-version, Cache-Control or
+// X-Content-Type-Options); the hint after the service's sentence says what
+// to do in each case.
 func TestBearerRefusalFollowsVersion(t *testing.T) {
 	const (
 		challenged = "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."
@@ -79,6 +81,17 @@ func TestBearerRefusalFollowsVersion(t *testing.T) {
 					}
 					if got := resp.Header.Get("WWW-Authenticate"); got != challenge {
 						t.Fatalf("%s: WWW-Authenticate %q, want %q", where, got, challenge)
+					}
+					// The front end's answer, at every version: no
+					// x-ms-version, Cache-Control or X-Content-Type-Options,
+					// plain JSON (docs/protocol.md 0.1).
+					for _, h := range []string{"x-ms-version", "Cache-Control", "X-Content-Type-Options"} {
+						if v, has := resp.Header[http.CanonicalHeaderKey(h)]; has {
+							t.Fatalf("%s: %s %q, want none", where, h, v)
+						}
+					}
+					if ct := resp.Header.Get("Content-Type"); ct != "application/json" && ct != "application/xml" {
+						t.Fatalf("%s: Content-Type %q", where, ct)
 					}
 					code, message := errorOf(t, resp.Header.Get("Content-Type"), body)
 					// The service's sentence alone on the first line, then
