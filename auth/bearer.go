@@ -78,19 +78,15 @@ func IsBearer(h http.Header) bool {
 // caller refuses the operations the service does not authorize with tokens
 // (table ACLs).
 //
-// Every refusal is 403 AuthenticationFailed with a detail naming the check,
-// as Azurite answers and as the service answered API version 2019-02-02 —
-// what the SDKs send — for an expired token ("Lifetime validation failed.
-// The token is expired.", Azure/azure-sdk-for-java#8667). Newer API
-// versions get 401 InvalidAuthenticationInfo with a Bearer challenge from
-// the live service (Azure/azure-sdk-for-net#42859); tableemu does not
-// distinguish versions here.
+// Every refusal names the check in its detail and follows the x-ms-version
+// the request names (tokenRefused): 401 InvalidAuthenticationInfo with a
+// Bearer challenge from 2019-12-12 on, 403 AuthenticationFailed before.
 func VerifyBearer(req *Request, acct *Account) (*Grant, error) {
 	if !IsBearer(req.Header) {
 		return nil, tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("not a Bearer authorization header")
 	}
 	if !req.Secure {
-		return nil, authFailed("Authentication scheme Bearer is not allowed with HTTP.")
+		return nil, tokenRefused(req.Header, "Authentication scheme Bearer is not allowed with HTTP.")
 	}
 	_, token, _ := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
 	token = strings.TrimSpace(token)
@@ -101,29 +97,60 @@ func VerifyBearer(req *Request, acct *Account) (*Grant, error) {
 	// matters for verification, so ErrTokenUnverifiable is not a refusal.
 	_, _, err := jwt.NewParser().ParseUnverified(token, &claims)
 	if err != nil && !errors.Is(err, jwt.ErrTokenUnverifiable) {
-		return nil, authFailed("The bearer token is not a well-formed JWT: %v", err)
+		return nil, tokenRefused(req.Header, "The bearer token is not a well-formed JWT: %v", err)
 	}
 	if claims.ExpiresAt == nil || claims.NotBefore == nil || claims.IssuedAt == nil {
-		return nil, authFailed("The bearer token needs exp, nbf and iat claims.")
+		return nil, tokenRefused(req.Header, "The bearer token needs exp, nbf and iat claims.")
 	}
 	now := req.now()
 	v := jwt.NewValidator(jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithExpirationRequired())
 	if err := v.Validate(claims); err != nil {
 		switch {
 		case errors.Is(err, jwt.ErrTokenExpired):
-			return nil, authFailed("Lifetime validation failed. The token is expired.")
+			return nil, tokenRefused(req.Header, "Lifetime validation failed. The token is expired.")
 		case errors.Is(err, jwt.ErrTokenNotValidYet):
-			return nil, authFailed("Lifetime validation failed. The token is not yet valid.")
+			return nil, tokenRefused(req.Header, "Lifetime validation failed. The token is not yet valid.")
 		}
-		return nil, authFailed("Lifetime validation failed: %v", err)
+		return nil, tokenRefused(req.Header, "Lifetime validation failed: %v", err)
 	}
 	if !issuerAllowed(claims.Issuer) {
-		return nil, authFailed("Issuer validation failed. Issuer did not match: %q.", claims.Issuer)
+		return nil, tokenRefused(req.Header, "Issuer validation failed. Issuer did not match: %q.", claims.Issuer)
 	}
 	if !audienceAllowed(claims.Audience, acct.Name) {
-		return nil, authFailed("Audience validation failed. Audience did not match: %q.", []string(claims.Audience))
+		return nil, tokenRefused(req.Header, "Audience validation failed. Audience did not match: %q.", []string(claims.Audience))
 	}
 	return &Grant{Kind: SharedKeyGrant}, nil
+}
+
+// challengeVersion is the first x-ms-version whose requests get a Bearer
+// challenge when their token is refused (tokenRefused).
+const challengeVersion = "2019-12-12"
+
+// tokenRefused is the refusal of a request whose bearer token the account
+// does not accept, as the service answers the x-ms-version in h
+// (docs/protocol.md 9.9):
+//
+//   - from 2019-12-12 on, 401 InvalidAuthenticationInfo "Server failed to
+//     authenticate the request. Please refer to the information in the
+//     www-authenticate header.", with the Bearer challenge writeError adds
+//     to every 401 — live at 2020-12-06 (azure-data-tables recording
+//     test_challenge_auth_supported_version, a token of another tenant),
+//     and at 2019-12-12 Azure/azure-sdk-for-net#43114 found the challenge
+//     (for a request without a token) where 2018-11-09 had none;
+//   - before, and without x-ms-version (tableemu's default, 2019-02-02),
+//     403 AuthenticationFailed — live at 2019-07-07 (recording
+//     test_challenge_auth_unsupported_version), the answer the SDKs'
+//     challenge policies call an unsupported version.
+//
+// Versions compare as the dates they are (YYYY-MM-DD).
+func tokenRefused(h http.Header, format string, args ...any) *tableemu.Error {
+	if v := h["X-Ms-Version"]; len(v) > 0 && v[0] >= challengeVersion {
+		e := tableemu.New(tableemu.InvalidAuthenticationInfo)
+		e.Status = http.StatusUnauthorized
+		e.Message = tableemu.New(tableemu.NoAuthenticationInformation).Message
+		return e.WithDetail(format, args...)
+	}
+	return authFailed(format, args...)
 }
 
 func issuerAllowed(iss string) bool {

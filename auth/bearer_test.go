@@ -110,6 +110,39 @@ func TestVerifyBearer(t *testing.T) {
 	}
 }
 
+// TestBearerRefusalByVersion: a refused token is 401 InvalidAuthenticationInfo
+// with the message that points at the challenge from x-ms-version
+// 2019-12-12 on, 403 AuthenticationFailed before and without a version
+// (docs/protocol.md 9.9) — with --oauth basic (VerifyBearer) and without
+// (VerifySharedKey) — and the detail still names the check.
+func TestBearerRefusalByVersion(t *testing.T) {
+	const challenged = "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."
+	expired := "Bearer " + mintToken(t, jwt.MapClaims{"aud": "https://storage.azure.com", "iss": "https://sts.windows.net/x/",
+		"iat": testNow.Add(-time.Hour).Unix(), "nbf": testNow.Add(-time.Hour).Unix(), "exp": testNow.Add(-time.Minute).Unix()})
+	for version, want := range map[string]int{
+		"2025-07-05": 401, "2020-12-06": 401, "2019-12-12": 401, "2019-10-10": 403, "2019-07-07": 403, "2019-02-02": 403, "": 403,
+	} {
+		for name, verify := range map[string]func(*Request) error{
+			"oauth":    func(r *Request) error { _, err := VerifyBearer(r, dev); return err },
+			"no oauth": func(r *Request) error { _, err := VerifySharedKey(r, dev); return err },
+		} {
+			r := bearerRequest(expired, true)
+			if version != "" {
+				r.Header.Set("x-ms-version", version)
+			}
+			e := tableemu.From(verify(r))
+			switch {
+			case want == 401 && (e.Status != 401 || e.Code != tableemu.InvalidAuthenticationInfo || e.Message != challenged):
+				t.Errorf("%s at %q: %v, want 401 InvalidAuthenticationInfo %q", name, version, e, challenged)
+			case want == 403 && (e.Status != 403 || e.Code != tableemu.AuthenticationFailed || e.Message != tableemu.New(tableemu.AuthenticationFailed).Message):
+				t.Errorf("%s at %q: %v, want 403 AuthenticationFailed", name, version, e)
+			case name == "oauth" && e.Detail != "Lifetime validation failed. The token is expired.":
+				t.Errorf("%s at %q: detail %q", name, version, e.Detail)
+			}
+		}
+	}
+}
+
 func TestIsBearer(t *testing.T) {
 	for v, want := range map[string]bool{"Bearer x": true, "bearer x": true, "  Bearer x": true, "SharedKey a:b": false, "": false, "Bearerx": false} {
 		if got := IsBearer(http.Header{"Authorization": {v}}); got != want {

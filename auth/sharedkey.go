@@ -28,11 +28,11 @@ var sharedKeyGrant = &Grant{Kind: SharedKeyGrant}
 //     SharedAccessSignature sig=…" (Azure/iothub-explorer#58) and for a Basic
 //     header (ACR troubleshooting docs); the emulator code raises
 //     InvalidAuthenticationInfoException for a bad pair and bad base64;
-//   - "Bearer" → 403 AuthenticationFailed: the service knows the scheme and
-//     refuses it with AuthenticationFailed ("Authentication scheme Bearer is
-//     not supported in this version", many issue threads); tableemu has no
-//     token support here (a caller that implements --oauth handles Bearer
-//     before calling this);
+//   - "Bearer" → refused as a token the account does not accept
+//     (tokenRefused: 403 AuthenticationFailed, or from x-ms-version
+//     2019-12-12 on 401 InvalidAuthenticationInfo with a challenge): the
+//     service knows the scheme; tableemu has no token support here (a
+//     caller that implements --oauth handles Bearer before calling this);
 //   - no date, an unparseable date, or one more than MaxClockSkew from
 //     req.Now, a different account, or a wrong signature → 403
 //     AuthenticationFailed with a detail saying which.
@@ -137,7 +137,7 @@ func parseSharedKey(h http.Header) (lite bool, claimed, sig string, err error) {
 	case strings.EqualFold(scheme, "SharedKeyLite"):
 		lite = true
 	case strings.EqualFold(scheme, "Bearer"):
-		return false, "", "", authFailed("Authentication scheme Bearer is not supported by this emulator; use Shared Key or a SAS.")
+		return false, "", "", tokenRefused(h, "Authentication scheme Bearer is not supported by this emulator without --oauth basic; use Shared Key or a SAS.")
 	default:
 		return false, "", "", tableemu.New(tableemu.InvalidAuthenticationInfo).WithDetail("Authentication scheme %s is not supported.", scheme)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -25,6 +26,7 @@ const (
 	hURL                         // with the live host made local (allow "host")
 	hVersion                     // an ETag, through the version mapping (allow "entity-version")
 	hToken                       // a continuation token, through its mapping (allow "continuation")
+	hChallenge                   // a Bearer challenge, its tenant aside (allow "tenant")
 	hSkip                        // not compared: see headerSkipped
 	hErrorCode                   // compared on its own (compareErrorCode)
 )
@@ -42,6 +44,7 @@ var headerKinds = map[string]headerKind{
 	"x-ms-continuation-NextPartitionKey": hToken,
 	"x-ms-continuation-NextRowKey":       hToken,
 	"x-ms-error-code":                    hErrorCode,
+	"WWW-Authenticate":                   hChallenge,
 	"Date":                               hSkip,
 	"x-ms-request-id":                    hSkip,
 	"Server":                             hSkip,
@@ -175,6 +178,12 @@ func (r *replayer) compareHeaders(where string, rec, act http.Header) {
 			}
 		case hVersion:
 			r.matchETag(where+"header "+name, rv, av)
+		case hChallenge:
+			allow("tenant")
+			if challengeTenant.ReplaceAllString(rv, "${1}<tenant>/") != challengeTenant.ReplaceAllString(av, "${1}<tenant>/") ||
+				!challengeTenant.MatchString(rv) || !challengeTenant.MatchString(av) {
+				r.failf("%sheader %s: recorded %q, tableemu %q", where, name, rv, av)
+			}
 		case hToken:
 			allow("continuation")
 			param := headerSpelling[key][len("x-ms-continuation-"):]
@@ -184,6 +193,10 @@ func (r *replayer) compareHeaders(where string, rec, act http.Header) {
 		}
 	}
 }
+
+// challengeTenant is the tenant segment of a Bearer challenge's
+// authorization_uri.
+var challengeTenant = regexp.MustCompile(`(authorization_uri=https://login\.microsoftonline\.com/)[^/ ]+/`)
 
 // matchURL compares a URL in a header: the live host made local (allow
 // "host"). Where the recorder replaced the whole URL (the Python one

@@ -163,7 +163,7 @@ func TestReplayFailsOnAlteredRecordings(t *testing.T) {
 	}
 	// The files altered above match when they are not altered (but for
 	// their known differences), so each failure comes from its alteration.
-	for _, f := range []string{etagFile, rangeFile, pageFile, propsFile, batchFile, pySASFile, pyACLFile, pyBatchFile, pyAddFile, javaGetFile, jsACLFile} {
+	for _, f := range []string{etagFile, rangeFile, pageFile, propsFile, batchFile, pySASFile, pyACLFile, pyBatchFile, pyAddFile, javaGetFile, jsACLFile, pyChallenge} {
 		if diffs, _ := classify(f, replayAltered(t, f, func(*recording) {})); len(diffs) != 0 {
 			t.Errorf("%s differs unaltered:\n%s", f, joinDiffs(diffs))
 		}
@@ -185,6 +185,7 @@ const (
 	pyACLFile   = pyTable + "test_set_table_acl_with_signed_identifiers.json"
 	pyBatchFile = pyBatch + "test_batch_single_update.json"
 	pyAddFile   = pyEntity + "test_sas_add.json"
+	pyChallenge = pyAuth + "test_challenge_auth_supported_version.json"
 )
 
 var pythonAlterations = []alteration{
@@ -197,6 +198,13 @@ var pythonAlterations = []alteration{
 	{"part of a batch answer in base64 lines", pyBatchFile, func(t *testing.T, rec *recording) {
 		replaceInLines(t, &rec.Entries[2].ResponseBody, "HTTP/1.1 204 No Content", "HTTP/1.1 404 Not Found")
 	}, []string{pyBatchFile + " entry 2 (POST /$batch)", "part 0: part 0: status: recorded 404, tableemu 204"}},
+	{"challenge's resource", pyChallenge, func(t *testing.T, rec *recording) {
+		h := rec.Entries[2].ResponseHeaders
+		h["WWW-Authenticate"] = headerValue{strings.Replace(h["WWW-Authenticate"][0], "https://storage.azure.com", "https://example.com", 1)}
+	}, []string{pyChallenge + " entry 2 (GET ", `header WWW-Authenticate: recorded "Bearer authorization_uri=`, "resource_id=https://example.com"}},
+	{"token refused at a version before the challenge", pyChallenge, func(t *testing.T, rec *recording) {
+		rec.Entries[2].RequestHeaders["x-ms-version"] = headerValue{"2019-07-07"}
+	}, []string{pyChallenge + " entry 2 (GET ", "status: recorded 401, tableemu 403"}},
 	{"SAS permissions", pyAddFile, func(t *testing.T, rec *recording) {
 		rec.Entries[1].RequestURI = strings.Replace(rec.Entries[1].RequestURI, "&sp=a&", "&sp=r&", 1)
 	}, []string{pyAddFile + " entry 1 (POST ", "status: recorded 201, tableemu 403 AuthorizationPermissionMismatch"}},

@@ -30,7 +30,7 @@ type call struct {
 	level wire.Level
 	xml   bool // the operation answers in XML (errors too)
 	// uncached: the answer goes without Cache-Control, as the service
-	// sends a few errors of its URL parser (undertable.go).
+	// sends the errors of its request parser (errors.go parserError).
 	uncached bool
 	// frontEnd: the error is the one the service's front end answers
 	// before the Table service proper sees the request (errors.go,

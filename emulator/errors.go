@@ -80,7 +80,32 @@ func (c *call) writeError(err error) {
 	if lvl, nerr := negotiate(c.r, c.query()); nerr == nil {
 		c.level = lvl
 	}
+	if parserError(e.Code) {
+		c.uncached = true
+	}
 	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))
+}
+
+// parserError reports whether the Table service answers an error of code
+// without Cache-Control: the errors of its request parser, 400 InvalidInput
+// (a body value, a key, a $filter or a URL it cannot read) and 404
+// TableNotFound (an entity URL or entity set naming no table). Every such
+// answer recorded live lacks it, and every other JSON error of the Table
+// service carries it (docs/protocol.md 8.1): InvalidInput for an Int32 or
+// Int64 out of range, a RowKey that is not a string or is typed on insert,
+// a $filter syntax error, DELETE /<t>/Tables('t') (azure-data-tables
+// test_insert_entity_with_large_int32_value_throws and _int64_,
+// test_encoder_create_entity_basic and _complex_keys, test_query_invalid_filter,
+// test_client_with_url_ends_with_table_name; .NET ThrowsWithTableNameInUri),
+// TableNotFound for DELETE of an entity and POST /<t>/Tables
+// (test_encoder_delete_entity_complex_keys, test_client_with_url_ends_with_table_name),
+// all at x-ms-version 2019-02-02; ResourceNotFound, PropertiesNeedValue,
+// EntityAlreadyExists, UpdateConditionNotSatisfied, TableAlreadyExists,
+// InvalidResourceName, the Authorization* codes and the rest carry it, at
+// 2019-02-02, 2020-12-06 and 2025-07-05. Inside a $batch answer the failed
+// part follows its own rule (batchfail.go).
+func parserError(code tableemu.Code) bool {
+	return code == tableemu.InvalidInput || code == tableemu.TableNotFound
 }
 
 // frontEndError reports whether the service's front end, rather than the

@@ -1,9 +1,11 @@
 package emulator
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/auth"
 )
 
 // hint adds tableemu's sentence to the errors an emulator user meets first
@@ -16,6 +18,19 @@ import (
 func (c *call) hint(e *tableemu.Error) *tableemu.Error {
 	if e.Hinted() {
 		return e // hinted where it was made, for its own case (insights_access.go)
+	}
+	if (e.Code == tableemu.AuthenticationFailed || e.Status == http.StatusUnauthorized && e.Code == tableemu.InvalidAuthenticationInfo) &&
+		auth.IsBearer(c.r.Header) {
+		// A bearer token refused (auth.VerifyBearer, or any token
+		// without --oauth): 403, or 401 from x-ms-version 2019-12-12 on.
+		if c.s.cfg.OAuth == "" {
+			return e.WithHint("it accepts Microsoft Entra ID bearer tokens only when started with --oauth basic " +
+				"(and --cert and --key: tokens need HTTPS); otherwise sign with the account key or use a SAS.")
+		}
+		if c.s.debug != nil {
+			return e.WithHint("why the bearer token was refused is in its --debug log.")
+		}
+		return e.WithHint("start it with --debug FILE to log why the bearer token was refused.")
 	}
 	switch e.Code {
 	case tableemu.NoAuthenticationInformation:

@@ -17,11 +17,9 @@ func (s *Server) underTableQuery(c *call) error {
 }
 
 // underTableKeys: "/<t>/Tables('x')" addresses <t> with one key where an
-// entity has two: 400 InvalidInput, whatever the method. The service
-// answers it without the Cache-Control of its other errors (the recording
-// shows it: an error of its URL parser, presumably), and so does tableemu.
+// entity has two: 400 InvalidInput, whatever the method, without
+// Cache-Control as the service's other parser errors (errors.go parserError).
 func (s *Server) underTableKeys(c *call) error {
-	c.uncached = true
 	return tableemu.Newf(tableemu.InvalidInput,
 		"The number of keys specified in the URI does not match number of key properties for the resource '%s.%s'.", c.res.account, clipText(c.res.table))
 }

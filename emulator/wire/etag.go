@@ -87,15 +87,24 @@ func ParseETag(s string) (ticks int64, ok bool) {
 // DataServiceId headers (after "<base>/"), odata.id (likewise) and
 // odata.editLink (as is).
 //
-// Inside the quotes a quote is doubled and every byte outside the URI path
-// characters (RFC 3986 pchar: unreserved, sub-delims, ':' and '@') is
-// percent-encoded, UTF-8 bytes included. This follows the live service,
-// which for PartitionKey A'aaa_bbbb2" and RowKey "A'aaa_bbbb2 returned
+// Inside the quotes a quote is doubled and every byte but the RFC 2396
+// unreserved characters (letters, digits and - _ . ! ~ * ' ( )) is
+// percent-encoded in upper-case hex, UTF-8 bytes included: what .NET
+// Framework's Uri.EscapeDataString (and JavaScript's encodeURIComponent)
+// leave alone. This follows the live service (docs/protocol.md 1.3), which
+// for RowKey RK'@*$!% answered an insert with
+//
+//	Location: …/uttable01ff8429c5(PartitionKey='PK',RowKey='RK''%40*%24!%25')
+//
+// (conformance/testdata/recordings/python/test_encoder.pyTestTableEncodertest_encoder_create_entity_basic.json,
+// entry 3: '@', '$' and '%' encoded, '*' and '!' not), and for PartitionKey
+// A'aaa_bbbb2" and RowKey "A'aaa_bbbb2 with
 //
 //	Location: …/SpecialChars(PartitionKey='A''aaa_bbbb2%22',RowKey='%22A''aaa_bbbb2')
 //
-// (WIRE-JS recording special_characters/should_handle_partition_and_row_keys_with_special_chars).
-// '%' itself is always encoded, so a client can unescape the path once.
+// and the same DataServiceId (azure-sdk-for-js recording
+// special_characters/should_handle_partition_and_row_keys_with_special_chars).
+// A client that percent-decodes the path once gets the literal back.
 func EntityPath(table, pk, rk string) string {
 	return string(AppendEntityPath(make([]byte, 0, len(table)+len(pk)+len(rk)+28), table, pk, rk))
 }
@@ -117,7 +126,7 @@ func appendKeyLiteral(b []byte, s string) []byte {
 		switch {
 		case c == '\'':
 			b = append(b, '\'', '\'')
-		case pathChar(c):
+		case keyChar(c):
 			b = append(b, c)
 		default:
 			b = append(b, '%', upperHex[c>>4], upperHex[c&0xF])
@@ -126,17 +135,15 @@ func appendKeyLiteral(b []byte, s string) []byte {
 	return b
 }
 
-// pathChar reports whether c may appear unescaped in a URI path segment
-// (RFC 3986 pchar without pct-encoded).
-func pathChar(c byte) bool {
+// keyChar reports whether c stays as it is in a key of an entity's URL:
+// the RFC 2396 unreserved characters (see EntityPath).
+func keyChar(c byte) bool {
 	switch {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		return true
 	}
 	switch c {
-	case '-', '.', '_', '~', // unreserved
-		'!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', // sub-delims
-		':', '@':
+	case '-', '_', '.', '!', '~', '*', '\'', '(', ')':
 		return true
 	}
 	return false
