@@ -132,26 +132,7 @@ func TestSQLiteWriteBlockedOnTheLockTimesOut(t *testing.T) {
 		t.Fatalf("create table: %d %s", resp.StatusCode, body)
 	}
 
-	db, err := sql.Open("sqlite", s.DatabasePath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	other, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	locked := true
-	defer func() {
-		if locked {
-			other.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
+	release := holdWriteLock(t, s.DatabasePath())
 
 	var wg sync.WaitGroup
 	for _, tc := range []struct {
@@ -178,10 +159,7 @@ func TestSQLiteWriteBlockedOnTheLockTimesOut(t *testing.T) {
 	}
 	wg.Wait()
 
-	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	locked = false
+	release()
 	if resp, body := send("POST", "/devstoreaccount1/locked", `{"PartitionKey":"p","RowKey":"after"}`); resp.StatusCode != 201 {
 		t.Fatalf("insert once the lock is free: %d %s", resp.StatusCode, body)
 	}
@@ -251,5 +229,39 @@ func TestPropertiesWaitEndsAtTheDeadline(t *testing.T) {
 	start := time.Now()
 	if _, err := s.props.get(ctx, s.store, DevAccount); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
 		t.Fatalf("after %v: %v, want context.DeadlineExceeded at 100 ms", time.Since(start), err)
+	}
+}
+
+// holdWriteLock takes SQLite's write lock on the database at path from a
+// connection of the test's own, as another process would, until release
+// (or the test's end).
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	t.Cleanup(func() {
+		if locked {
+			other.ExecContext(ctx, "ROLLBACK")
+		}
+		other.Close()
+		db.Close()
+	})
+	return func() {
+		t.Helper()
+		if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+		locked = false
 	}
 }

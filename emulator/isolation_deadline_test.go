@@ -1,8 +1,6 @@
 package emulator
 
 import (
-	"context"
-	"database/sql"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -31,26 +29,7 @@ func TestIsolationTimesOutOnALockedDatabase(t *testing.T) {
 	before := state(t, hs, DevAccount)
 	snapshots := as(t, hs, DevAccount, "GET", dev+"/snapshots", "", 200).body
 
-	db, err := sql.Open("sqlite", s.DatabasePath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	other, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	locked := true
-	defer func() {
-		if locked {
-			other.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
+	release := holdWriteLock(t, s.DatabasePath())
 
 	ops := []struct{ what, method, path string }{
 		{"reset", "POST", dev + "/reset"},
@@ -83,10 +62,7 @@ func TestIsolationTimesOutOnALockedDatabase(t *testing.T) {
 		t.Errorf("snapshots while locked: %s, want %s", got, snapshots)
 	}
 
-	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	locked = false
+	release()
 	if got := state(t, hs, DevAccount); got != before {
 		t.Errorf("after the timed-out requests the account is\n%s\nwant it as it was\n%s", got, before)
 	}
