@@ -150,8 +150,8 @@ func TestAppendEntityDoubles(t *testing.T) {
 	}{
 		{5, `"X":5.0`},
 		{math.Copysign(0, -1), `"X":-0.0`},
-		{1e308, `"X":1e+308`},
-		{4.9e-324, `"X":5e-324`},
+		{1e308, `"X":1E+308`},
+		{4.9e-324, `"X":4.94065645841247E-324`},
 		{math.Inf(1), `"X@odata.type":"Edm.Double","X":"Infinity"`},
 		{math.Inf(-1), `"X@odata.type":"Edm.Double","X":"-Infinity"`},
 	}

@@ -1,6 +1,7 @@
 package edm
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strconv"
@@ -36,11 +37,17 @@ func ParseGuid(s string) (string, error) {
 	return string(b), nil
 }
 
-// FormatDouble renders a Double so that a client reading untyped JSON keeps
-// it a Double: integral values get ".0" ("5.0"), large and small magnitudes
-// use an exponent, and the special values are the strings the service uses
-// ("NaN", "Infinity", "-Infinity"), which must travel as JSON strings with an
-// Edm.Double annotation (docs/protocol.md 0.1, 4.2).
+// FormatDouble renders a Double as the service writes it: the text of
+// .NET Framework's round-trip format ("R": 15 significant digits when they
+// read back as the same Double, else 17; an exponent, written "E+21" or
+// "E-05", when it is at least that precision or below -4), with ".0" added
+// to a number that has neither fraction nor exponent ("5.0") so that a
+// client reading untyped JSON keeps it a Double. Live answers 1.1 for a
+// stored 1.1000000000000001 and 9.2233720368547758E+21 for an untyped
+// 9223372036854775808000, where the shortest text would have 16 digits
+// (docs/protocol.md 4.2). The special values are the strings the service
+// uses ("NaN", "Infinity", "-Infinity"), which travel as JSON strings with
+// an Edm.Double annotation (docs/protocol.md 0.1, 4.2).
 func FormatDouble(f float64) string { return string(AppendDouble(nil, f)) }
 
 // AppendDouble appends FormatDouble(f) to b.
@@ -52,22 +59,75 @@ func AppendDouble(b []byte, f float64) []byte {
 		return append(b, "Infinity"...)
 	case math.IsInf(f, -1):
 		return append(b, "-Infinity"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
 	}
-	// Plain notation in the range JavaScript and .NET print plainly, an
-	// exponent outside it; either way the shortest text that round-trips.
-	abs := math.Abs(f)
-	start := len(b)
-	if abs == 0 || (abs >= 1e-7 && abs < 1e21) {
-		b = strconv.AppendFloat(b, f, 'f', -1, 64)
-	} else {
-		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+	// d.ddde±x with 15 significant digits, or 17 when 15 do not read back
+	// as f; the conversion to string stays on the stack (at most 24 bytes).
+	var scratch [32]byte
+	prec := 15
+	e := strconv.AppendFloat(scratch[:0], f, 'e', prec-1, 64)
+	if back, _ := strconv.ParseFloat(string(e), 64); back != f {
+		prec = 17
+		e = strconv.AppendFloat(scratch[:0], f, 'e', prec-1, 64)
 	}
-	for _, c := range b[start:] {
-		if c == '.' || c == 'e' {
-			return b
+	if e[0] == '-' {
+		b = append(b, '-')
+		e = e[1:]
+	}
+	x := bytes.IndexByte(e, 'e')
+	exp, _ := strconv.Atoi(string(e[x+1:]))
+	// The significant digits without the point, trailing zeros dropped.
+	var dbuf [17]byte
+	digits := append(dbuf[:0], e[0])
+	digits = append(digits, e[2:x]...)
+	if x == 1 {
+		digits = digits[:1]
+	}
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	switch {
+	case exp < -4 || exp >= prec:
+		b = append(b, digits[0])
+		if len(digits) > 1 {
+			b = append(b, '.')
+			b = append(b, digits[1:]...)
+		}
+		b = append(b, 'E')
+		if exp < 0 {
+			b = append(b, '-')
+			exp = -exp
+		} else {
+			b = append(b, '+')
+		}
+		if exp < 10 {
+			b = append(b, '0')
+		}
+		return strconv.AppendInt(b, int64(exp), 10)
+	case exp < 0:
+		b = append(b, "0."...)
+		for i := -1; i > exp; i-- {
+			b = append(b, '0')
+		}
+		return append(b, digits...)
+	}
+	whole := exp + 1
+	for i := 0; i < whole; i++ {
+		if i < len(digits) {
+			b = append(b, digits[i])
+		} else {
+			b = append(b, '0')
 		}
 	}
-	return append(b, ".0"...)
+	if whole >= len(digits) {
+		return append(b, ".0"...)
+	}
+	b = append(b, '.')
+	return append(b, digits[whole:]...)
 }
 
 // IsSpecialDouble reports whether f is NaN or infinite: the Doubles JSON

@@ -17,13 +17,25 @@ func TestFormatDouble(t *testing.T) {
 		{-42, "-42.0"},
 		{200.23, "200.23"},
 		{0.1, "0.1"},
-		{1e20, "100000000000000000000.0"},
-		{1e21, "1e+21"},
-		{1e-7, "0.0000001"},
-		{1e-8, "1e-08"},
-		{1e308, "1e+308"},
-		{math.MaxFloat64, "1.7976931348623157e+308"},
-		{4.9e-324, "5e-324"},
+		// Recorded live: a stored 1.1000000000000001 reads back 1.1 (15
+		// digits suffice), an untyped 9223372036854775808000 as
+		// 9.2233720368547758E+21 (17: the shortest text has 16).
+		{1.1000000000000001, "1.1"},
+		{9223372036854775808000, "9.2233720368547758E+21"},
+		{1.0 / 3, "0.33333333333333331"},
+		{0.30000000000000004, "0.30000000000000004"},
+		{123456789012345, "123456789012345.0"},
+		{1e15, "1E+15"},
+		{-1.5e15, "-1.5E+15"},
+		{1e20, "1E+20"},
+		{1e21, "1E+21"},
+		{0.0001, "0.0001"},
+		{0.00012345, "0.00012345"},
+		{0.00001, "1E-05"},
+		{1e-7, "1E-07"},
+		{1e308, "1E+308"},
+		{math.MaxFloat64, "1.7976931348623157E+308"},
+		{4.9e-324, "4.94065645841247E-324"},
 		{math.NaN(), "NaN"},
 		{math.Inf(1), "Infinity"},
 		{math.Inf(-1), "-Infinity"},
@@ -43,6 +55,15 @@ func TestFormatDouble(t *testing.T) {
 		if b := AppendDouble([]byte("x"), tt.in); string(b) != "x"+tt.want {
 			t.Errorf("AppendDouble kept prefix wrongly: %q", b)
 		}
+	}
+}
+
+// AppendDouble runs for every Double of every answer: it must not
+// allocate beyond the bytes it appends.
+func TestAppendDoubleAllocs(t *testing.T) {
+	b := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(100, func() { b = AppendDouble(b[:0], 9223372036854775808000) }); n != 0 {
+		t.Errorf("AppendDouble allocates %v times", n)
 	}
 }
 
