@@ -104,6 +104,12 @@ var replayCredentials = []replayCredential{
 		"the token the SDK fetched for the tenant the challenge named"},
 	{"python/test_challenge_auth.pyTestTableChallengeAuthtest_challenge_auth_unsupported_version.json", 2, credRefusedToken,
 		"test_challenge_auth_unsupported_version's token is for a tenant the account does not trust (as above)"},
+	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_supported_version.json", 0, credRefusedToken,
+		"the async test_challenge_auth_supported_version's first token is for a tenant the account does not trust (as above)"},
+	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_supported_version.json", 1, credToken,
+		"the token the async SDK fetched for the tenant the challenge named"},
+	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_unsupported_version.json", 0, credRefusedToken,
+		"the async test_challenge_auth_unsupported_version's token is for a tenant the account does not trust (as above)"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
