@@ -110,6 +110,22 @@ var replayCredentials = []replayCredential{
 		"the token the async SDK fetched for the tenant the challenge named"},
 	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_unsupported_version.json", 0, credRefusedToken,
 		"the async test_challenge_auth_unsupported_version's token is for a tenant the account does not trust (as above)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_create_table.json", 0, credRefusedToken,
+		"test_aad_create_table signs with a token credential (get_token_credential), and live refused its token (401 InvalidAuthenticationInfo with a Bearer challenge)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_create_table.json", 1, credRefusedToken,
+		"test_aad_create_table's Delete Table, with the same refused token (401 again)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_access_policy_error.json", 0, credToken,
+		"test_aad_access_policy_error signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_access_policy_error.json", 1, credToken,
+		"test_aad_access_policy_error signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 1, credToken,
+		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 2, credToken,
+		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 3, credToken,
+		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 4, credToken,
+		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
