@@ -102,12 +102,13 @@ var replayKnownItems = map[string]string{
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
 // and the replay's own tests (replay_self_test.go).
 const (
-	pyAuth   = "python/test_challenge_auth.pyTestTableChallengeAuth"
-	pyBatch  = "python/test_table_batch.pyTestTableBatch"
-	pyDecode = "python/test_decoder.pyTestTableDecoder"
-	pyEntity = "python/test_table_entity.pyTestTableEntity"
-	pyStats  = "python/test_table_service_stats.pyTestTableServiceStats"
-	pyTable  = "python/test_table.pyTestTable"
+	pyAAD        = "python/test_table_aad.pyTestTableAAD"
+	pyAuth       = "python/test_challenge_auth.pyTestTableChallengeAuth"
+	pyBatch      = "python/test_table_batch.pyTestTableBatch"
+	pyEntity     = "python/test_table_entity.pyTestTableEntity"
+	pyStats      = "python/test_table_service_stats.pyTestTableServiceStats"
+	pyStatsAsync = "python/test_table_service_stats_async.pyTestTableServiceStatsAsync"
+	pyTable      = "python/test_table.pyTestTable"
 )
 
 // Recordings of the Java SDK, by test class.
@@ -122,6 +123,10 @@ const (
 // here that no longer happens.
 var replayKnownDifferences = []knownDifference{
 	{pyStats + "test_table_service_stats_f.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+	{pyStats + "test_table_service_stats_when_unavailable.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+	{pyStatsAsync + "test_table_service_stats_f.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+	{pyStatsAsync + "test_table_service_stats_when_unavailable.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
