@@ -97,6 +97,9 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
+	"todo-select-metadata-escaped": "a query with $select=age,%20sex (x-ms-version 2019-02-02): live answers odata.metadata " +
+		"\"...$metadata#<table>&$select=age,%20sex\", the decoded $select value as given, space kept, re-escaped as %20 " +
+		"(while $select=age%2Csex gives \"&$select=age,sex\"); tableemu trims the names and answers \"&$select=age,sex\"",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
@@ -121,6 +124,9 @@ const (
 // here that no longer happens.
 var replayKnownDifferences = []knownDifference{
 	{pyStats + "test_table_service_stats_f.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+	{"python/test_table_entity_async.pyTestTableEntityAsynctest_query_entities_with_select.json", 4,
+		`body $.odata.metadata: recorded "https://faketableaccount.table.core.windows.net/$metadata#querytablea0953005\u0026$select=age,%20sex", tableemu`,
+		"todo-select-metadata-escaped"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
