@@ -127,6 +127,8 @@ var replayKnownDifferences = []knownDifference{
 	{pyStatsAsync + "test_table_service_stats_f.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
 	{pyStatsAsync + "test_table_service_stats_when_unavailable.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
 
+	// A property named "123": live answers PropertyNameInvalid without Cache-Control.
+
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},

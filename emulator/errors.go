@@ -99,13 +99,15 @@ func (c *call) writeError(err error) {
 // test_client_with_url_ends_with_table_name; .NET ThrowsWithTableNameInUri),
 // TableNotFound for DELETE of an entity and POST /<t>/Tables
 // (test_encoder_delete_entity_complex_keys, test_client_with_url_ends_with_table_name),
+// PropertyNameInvalid for a property named "123" on insert, merge and
+// update (test_encoder_create_entity_atypical_values, _update_, _upsert_),
 // all at x-ms-version 2019-02-02; ResourceNotFound, PropertiesNeedValue,
 // EntityAlreadyExists, UpdateConditionNotSatisfied, TableAlreadyExists,
 // InvalidResourceName, the Authorization* codes and the rest carry it, at
 // 2019-02-02, 2020-12-06 and 2025-07-05. Inside a $batch answer the failed
 // part follows its own rule (batchfail.go).
 func parserError(code tableemu.Code) bool {
-	return code == tableemu.InvalidInput || code == tableemu.TableNotFound
+	return code == tableemu.InvalidInput || code == tableemu.TableNotFound || code == tableemu.PropertyNameInvalid
 }
 
 // frontEndError reports whether the service's front end, rather than the
