@@ -97,6 +97,9 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
+	"todo-batch-shared-timestamp": "live gives the entities written by one change set one Timestamp and ETag (all four " +
+		"upserts of a batch alike, or all but the last, or the updates and upserts alike and the insert another), where " +
+		"tableemu gives every operation its own tick, so the version mapping sees one recorded ETag become several of tableemu's",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
@@ -121,6 +124,15 @@ const (
 // here that no longer happens.
 var replayKnownDifferences = []knownDifference{
 	{pyStats + "test_table_service_stats_f.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+
+	// One change set, one Timestamp on the live service (2025-07-05).
+	{pyBatch + "test_batch_reuse.json", 2, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatch + "test_batch_reuse.json", 3, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatch + "test_batch_reuse.json", 4, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatch + "test_batch_reuse.json", 5, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatch + "test_batch_with_mode.json", 2, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatch + "test_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatch + "test_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
