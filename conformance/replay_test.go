@@ -105,11 +105,12 @@ var replayKnownItems = map[string]string{
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
 // and the replay's own tests (replay_self_test.go).
 const (
-	pyAuth   = "python/test_challenge_auth.pyTestTableChallengeAuth"
-	pyBatch  = "python/test_table_batch.pyTestTableBatch"
-	pyEntity = "python/test_table_entity.pyTestTableEntity"
-	pyStats  = "python/test_table_service_stats.pyTestTableServiceStats"
-	pyTable  = "python/test_table.pyTestTable"
+	pyAuth       = "python/test_challenge_auth.pyTestTableChallengeAuth"
+	pyBatch      = "python/test_table_batch.pyTestTableBatch"
+	pyBatchAsync = "python/test_table_batch_async.pyTestTableBatchAsync"
+	pyEntity     = "python/test_table_entity.pyTestTableEntity"
+	pyStats      = "python/test_table_service_stats.pyTestTableServiceStats"
+	pyTable      = "python/test_table.pyTestTable"
 )
 
 // Recordings of the Java SDK, by test class.
@@ -131,6 +132,7 @@ var replayKnownDifferences = []knownDifference{
 	{pyBatch + "test_batch_reuse.json", 4, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
 	{pyBatch + "test_batch_reuse.json", 5, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
 	{pyBatch + "test_batch_with_mode.json", 2, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
+	{pyBatchAsync + "test_batch_with_mode.json", 2, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
 	{pyBatch + "test_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
 	{pyBatch + "test_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "todo-batch-shared-timestamp"},
 
