@@ -97,6 +97,9 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
+	"batch-timestamp": "live gives the entities written by one change set one Timestamp and ETag (all four " +
+		"upserts of a batch alike, or all but the last, or the updates and upserts alike and the insert another), where " +
+		"tableemu gives every operation its own tick, so the version mapping sees one recorded ETag become several of tableemu's. Not fixed yet: sharing one Timestamp per change set would match two of the four files; live's clock split the others within a millisecond",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
@@ -105,6 +108,7 @@ const (
 	pyAAD        = "python/test_table_aad.pyTestTableAAD"
 	pyAuth       = "python/test_challenge_auth.pyTestTableChallengeAuth"
 	pyBatch      = "python/test_table_batch.pyTestTableBatch"
+	pyBatchAsync = "python/test_table_batch_async.pyTestTableBatchAsync"
 	pyEntity     = "python/test_table_entity.pyTestTableEntity"
 	pyStats      = "python/test_table_service_stats.pyTestTableServiceStats"
 	pyStatsAsync = "python/test_table_service_stats_async.pyTestTableServiceStatsAsync"
@@ -128,6 +132,16 @@ var replayKnownDifferences = []knownDifference{
 	{pyStatsAsync + "test_table_service_stats_when_unavailable.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
 
 	// A property named "123": live answers PropertyNameInvalid without Cache-Control.
+
+	// One change set, one Timestamp on the live service (2025-07-05).
+	{pyBatch + "test_batch_reuse.json", 2, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatch + "test_batch_reuse.json", 3, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatch + "test_batch_reuse.json", 4, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatch + "test_batch_reuse.json", 5, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatch + "test_batch_with_mode.json", 2, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatchAsync + "test_batch_with_mode.json", 2, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatch + "test_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyBatch + "test_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "batch-timestamp"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
