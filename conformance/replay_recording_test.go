@@ -228,6 +228,7 @@ type replayer struct {
 	refusedBearer      string               // one it refuses (credRefusedToken)
 	versions           *oneToOne            // recorded entity-version time → tableemu's (allow "entity-version")
 	liveVersions       map[string]bool      // every entity-version time live named in an answer compared
+	batchVersions      map[string]bool      // tableemu's version times first named by the batch answer being compared (allow "batch-clock")
 	tokens             map[string]*oneToOne // per query parameter: recorded continuation token → tableemu's (allow "continuation")
 	etagText           map[string]string    // tableemu's version time → the ETag it sent for it
 	diffs              []replayDiff
