@@ -116,9 +116,21 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 		}
 	}
 	if _, signed := e.header(false, "Authorization"); signed || !c.keptAuthorization {
+		if signed && c == netCorpus && tokenClass(file) {
+			return credToken
+		}
 		return credAccountKey
 	}
 	return credNone
+}
+
+// tokenClass: file is a .NET test class's run with a Microsoft Entra ID
+// token credential, which the SDK's tests record in a folder of its own,
+// "<class>(StorageAAD)" beside "<class>(Storage)": the Authorization it
+// kept (reading "Sanitized") carried a bearer token, not Shared Key.
+func tokenClass(file string) bool {
+	dir, _, _ := strings.Cut(strings.TrimPrefix(file, netCorpus.dir+"/"), "/")
+	return strings.HasSuffix(dir, "(StorageAAD)")
 }
 
 // recordingFiles lists a corpus's recordings, at any depth, by their path

@@ -97,6 +97,9 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
+	"todo-noauth-version": "live answers a request without credentials (401 NoAuthenticationInformation, with the Bearer " +
+		"challenge) with the x-ms-version the request named (2020-12-06), where tableemu's 401 has no x-ms-version " +
+		"(docs/protocol.md 0.1 says none, from the 403 AuthenticationFailed answers recorded)",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
@@ -107,6 +110,12 @@ const (
 	pyEntity = "python/test_table_entity.pyTestTableEntity"
 	pyStats  = "python/test_table_service_stats.pyTestTableServiceStats"
 	pyTable  = "python/test_table.pyTestTable"
+)
+
+// Recordings of the .NET SDK made with a Microsoft Entra ID token
+// credential, by test class (tokenClass).
+const (
+	netTenantAAD = "net/EnableTenantDiscoveryLiveTests(StorageAAD)/"
 )
 
 // Recordings of the Java SDK, by test class.
@@ -121,6 +130,9 @@ const (
 // here that no longer happens.
 var replayKnownDifferences = []knownDifference{
 	{pyStats + "test_table_service_stats_f.json", 0, `header Vary: recorded "Origin", tableemu none`, "account-cors"},
+
+	// The .NET SDK's recordings signed with bearer tokens.
+	{netTenantAAD + "EnableTenantDiscoveryDoesNotFailAuth.json", 0, `header x-ms-version: recorded "2020-12-06", tableemu none`, "todo-noauth-version"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
