@@ -116,7 +116,7 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 		}
 	}
 	if _, signed := e.header(false, "Authorization"); signed || !c.keptAuthorization {
-		if signed && c == netCorpus && tokenClass(file) {
+		if _, dated := e.header(false, "x-ms-date"); signed && !dated && c == netCorpus && tokenClass(file) {
 			return credToken
 		}
 		return credAccountKey
@@ -127,7 +127,10 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 // tokenClass: file is a .NET test class's run with a Microsoft Entra ID
 // token credential, which the SDK's tests record in a folder of its own,
 // "<class>(StorageAAD)" beside "<class>(Storage)": the Authorization it
-// kept (reading "Sanitized") carried a bearer token, not Shared Key.
+// kept (reading "Sanitized") carried a bearer token, not Shared Key,
+// unless the request also carries x-ms-date: the SDK dates only what it
+// signs with Shared Key (a client made from a connection string, as in
+// TableClientRemovesTableNameFromEndpointUri).
 func tokenClass(file string) bool {
 	dir, _, _ := strings.Cut(strings.TrimPrefix(file, netCorpus.dir+"/"), "/")
 	return strings.HasSuffix(dir, "(StorageAAD)")
