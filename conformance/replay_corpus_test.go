@@ -104,6 +104,9 @@ var replayCredentials = []replayCredential{
 		"the token the SDK fetched for the tenant the challenge named"},
 	{"python/test_challenge_auth.pyTestTableChallengeAuthtest_challenge_auth_unsupported_version.json", 2, credRefusedToken,
 		"test_challenge_auth_unsupported_version's token is for a tenant the account does not trust (as above)"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndRead.json", 0, credRefusedToken,
+		"the SDK's first token (May 2025) was for a tenant the account does not trust: live answered 401 InvalidAuthenticationInfo " +
+			"with a Bearer challenge naming the account's tenant, and the SDK sent the same request again (entry 1) with a token for it"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
