@@ -107,6 +107,8 @@ var replayCredentials = []replayCredential{
 	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndRead.json", 0, credRefusedToken,
 		"the SDK's first token (May 2025) was for a tenant the account does not trust: live answered 401 InvalidAuthenticationInfo " +
 			"with a Bearer challenge naming the account's tenant, and the SDK sent the same request again (entry 1) with a token for it"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndReadAsync.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
