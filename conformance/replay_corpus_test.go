@@ -109,6 +109,10 @@ var replayCredentials = []replayCredential{
 			"with a Bearer challenge naming the account's tenant, and the SDK sent the same request again (entry 1) with a token for it"},
 	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndReadAsync.json", 0, credRefusedToken,
 		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpdatedAndRead.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpsertedAndRead.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
