@@ -113,6 +113,10 @@ var replayCredentials = []replayCredential{
 		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
 	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpsertedAndRead.json", 0, credRefusedToken,
 		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpdatedAndReadAsync.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpsertedAndReadAsync.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials

@@ -139,6 +139,8 @@ var replayKnownDifferences = []knownDifference{
 	{netTenantAAD + "EnableTenantDiscoveryDoesNotFailAuthAsync.json", 0, `header x-ms-version: recorded "2020-12-06", tableemu none`, "todo-noauth-version"},
 	{netClientAAD + "TimespanPropertyInCustomEntityCanBeInsertedAndRead.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
 	{netClientAAD + "TimespanPropertyInCustomEntityCanBeInsertedAndReadAsync.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
+	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpdatedAndReadAsync.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
+	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpsertedAndReadAsync.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
 	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpdatedAndRead.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
 	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpsertedAndRead.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
 
