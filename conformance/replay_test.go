@@ -142,6 +142,8 @@ var replayKnownDifferences = []knownDifference{
 	{pyBatchAsync + "test_batch_with_mode.json", 2, "earlier in tableemu's answers", "batch-timestamp"},
 	{pyBatch + "test_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "batch-timestamp"},
 	{pyBatch + "test_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyAAD + "test_aad_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyAAD + "test_aad_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "batch-timestamp"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
