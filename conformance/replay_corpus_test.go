@@ -222,6 +222,20 @@ var replayCredentials = []replayCredential{
 		"test_aad_batch_all_operations_together signs with a token credential (get_token_credential)"},
 	{"python/test_table_aad.pyTestTableAADtest_aad_batch_all_operations_together.json", 8, credToken,
 		"test_aad_batch_all_operations_together signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad_async.pyTestTableAADAsynctest_aad_create_table.json", 0, credToken,
+		"the async test_aad_create_table signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad_async.pyTestTableAADAsynctest_aad_create_table.json", 1, credToken,
+		"the async test_aad_create_table signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad_async.pyTestTableAADAsynctest_aad_create_table.json", 2, credToken,
+		"the async test_aad_create_table signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad_async.pyTestTableAADAsynctest_aad_create_table.json", 3, credToken,
+		"the async test_aad_create_table signs with a token credential (get_token_credential)"},
+	{"python/test_table_aad_async.pyTestTableAADAsynctest_aad_create_table.json", 4, credToken,
+		"the async test_aad_create_table signs with a token credential (get_token_credential)"},
+	{"python/test_retry_async.pyTestStorageRetryAsynctest_retry_on_timeout_async.json", 0, credOtherKey,
+		"live refused this Get Service Properties' signature (403 AuthenticationFailed, \"Make sure the value of Authorization header is " +
+			"formed correctly including the signature.\") although the same client's List Tables after it passed: what the async SDK " +
+			"signed is not recorded, and a local endpoint sees such a request only as one signed with another key"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
