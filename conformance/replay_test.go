@@ -106,6 +106,7 @@ var replayKnownItems = map[string]string{
 // and the replay's own tests (replay_self_test.go).
 const (
 	pyAAD        = "python/test_table_aad.pyTestTableAAD"
+	pyAADAsync   = "python/test_table_aad_async.pyTestTableAADAsync"
 	pyAuth       = "python/test_challenge_auth.pyTestTableChallengeAuth"
 	pyBatch      = "python/test_table_batch.pyTestTableBatch"
 	pyBatchAsync = "python/test_table_batch_async.pyTestTableBatchAsync"
@@ -144,6 +145,8 @@ var replayKnownDifferences = []knownDifference{
 	{pyBatch + "test_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "batch-timestamp"},
 	{pyAAD + "test_aad_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "batch-timestamp"},
 	{pyAAD + "test_aad_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyAADAsync + "test_aad_batch_all_operations_together.json", 5, "earlier in tableemu's answers", "batch-timestamp"},
+	{pyAADAsync + "test_aad_batch_all_operations_together.json", 6, "earlier in tableemu's answers", "batch-timestamp"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
