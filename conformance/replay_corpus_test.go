@@ -114,56 +114,6 @@ var replayCredentials = []replayCredential{
 		"test_aad_create_table signs with a token credential (get_token_credential), and live refused its token (401 InvalidAuthenticationInfo with a Bearer challenge)"},
 	{"python/test_table_aad.pyTestTableAADtest_aad_create_table.json", 1, credRefusedToken,
 		"test_aad_create_table's Delete Table, with the same refused token (401 again)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_access_policy_error.json", 0, credToken,
-		"test_aad_access_policy_error signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_access_policy_error.json", 1, credToken,
-		"test_aad_access_policy_error signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_create_table_tc.json", 0, credToken,
-		"test_aad_create_table_tc signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_create_table_tc.json", 1, credToken,
-		"test_aad_create_table_tc signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_create_table_tc.json", 2, credToken,
-		"test_aad_create_table_tc signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_create_table_tc.json", 3, credToken,
-		"test_aad_create_table_tc signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_create_table_tc.json", 4, credToken,
-		"test_aad_create_table_tc signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 0, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 1, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 2, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 3, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 4, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 5, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_service_properties.json", 6, credToken,
-		"test_aad_service_properties signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_delete_entities.json", 1, credToken,
-		"test_aad_delete_entities signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_delete_entities.json", 2, credToken,
-		"test_aad_delete_entities signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_delete_entities.json", 3, credToken,
-		"test_aad_delete_entities signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_delete_entities.json", 4, credToken,
-		"test_aad_delete_entities signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_delete_entities.json", 5, credToken,
-		"test_aad_delete_entities signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_delete_entities.json", 6, credToken,
-		"test_aad_delete_entities signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_table_service_stats.json", 0, credToken,
-		"test_aad_table_service_stats signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 1, credToken,
-		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 2, credToken,
-		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 3, credToken,
-		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
-	{"python/test_table_aad.pyTestTableAADtest_aad_insert_entity_dictionary.json", 4, credToken,
-		"test_aad_insert_entity_dictionary signs with a token credential (get_token_credential)"},
 	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndRead.json", 0, credRefusedToken,
 		"the SDK's first token (May 2025) was for a tenant the account does not trust: live answered 401 InvalidAuthenticationInfo " +
 			"with a Bearer challenge naming the account's tenant, and the SDK sent the same request again (entry 1) with a token for it"},
@@ -177,6 +127,10 @@ var replayCredentials = []replayCredential{
 		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
 	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpsertedAndReadAsync.json", 0, credRefusedToken,
 		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"python/test_retry_async.pyTestStorageRetryAsynctest_retry_on_timeout_async.json", 0, credOtherKey,
+		"live refused this Get Service Properties' signature (403 AuthenticationFailed, \"Make sure the value of Authorization header is " +
+			"formed correctly including the signature.\") although the same client's List Tables after it passed: what the async SDK " +
+			"signed is not recorded, and a local endpoint sees such a request only as one signed with another key"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
@@ -188,6 +142,9 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 			return rc.cred
 		}
 	}
+	if c == pythonCorpus && aadModule(file) {
+		return credToken
+	}
 	if _, signed := e.header(false, "Authorization"); signed || !c.keptAuthorization {
 		if _, dated := e.header(false, "x-ms-date"); signed && !dated && c == netCorpus && tokenClass(file) {
 			return credToken
@@ -195,6 +152,15 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 		return credAccountKey
 	}
 	return credNone
+}
+
+// aadModule: file is one of the Python SDK's test_table_aad tests (sync or
+// async), whose every client is made with a token credential
+// (get_token_credential in the tests' source): each request carried a
+// bearer token, unless replayCredentials says otherwise.
+func aadModule(file string) bool {
+	return strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad.py") ||
+		strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad_async.py")
 }
 
 // tokenClass: file is a .NET test class's run with a Microsoft Entra ID

@@ -101,17 +101,13 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
-	"todo-refused-token-request-id": "live answers a bearer token it refuses (401 InvalidAuthenticationInfo, x-ms-version " +
-		"2020-12-06, Server: Microsoft-HTTPAPI/2.0 alone) without echoing x-ms-client-request-id, where tableemu echoes it",
-	"todo-noauth-version": "live answers a request without credentials (401 NoAuthenticationInformation, with the Bearer " +
-		"challenge) with the x-ms-version the request named (2020-12-06), where tableemu's 401 has no x-ms-version " +
-		"(docs/protocol.md 0.1 says none, from the 403 AuthenticationFailed answers recorded)",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
 // and the replay's own tests (replay_self_test.go).
 const (
 	pyAAD        = "python/test_table_aad.pyTestTableAAD"
+	pyAADAsync   = "python/test_table_aad_async.pyTestTableAADAsync"
 	pyAuth       = "python/test_challenge_auth.pyTestTableChallengeAuth"
 	pyBatch      = "python/test_table_batch.pyTestTableBatch"
 	pyBatchAsync = "python/test_table_batch_async.pyTestTableBatchAsync"
@@ -149,14 +145,6 @@ var replayKnownDifferences = []knownDifference{
 	// One change set, one Timestamp on the live service (2025-07-05).
 
 	// The .NET SDK's recordings signed with bearer tokens.
-	{netTenantAAD + "EnableTenantDiscoveryDoesNotFailAuth.json", 0, `header x-ms-version: recorded "2020-12-06", tableemu none`, "todo-noauth-version"},
-	{netTenantAAD + "EnableTenantDiscoveryDoesNotFailAuthAsync.json", 0, `header x-ms-version: recorded "2020-12-06", tableemu none`, "todo-noauth-version"},
-	{netClientAAD + "TimespanPropertyInCustomEntityCanBeInsertedAndRead.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
-	{netClientAAD + "TimespanPropertyInCustomEntityCanBeInsertedAndReadAsync.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
-	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpdatedAndReadAsync.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
-	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpsertedAndReadAsync.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
-	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpdatedAndRead.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
-	{netClientAAD + "TimespanPropertyInCustomEntityCanBeUpsertedAndRead.json", 0, `header X-Ms-Client-Request-Id: recorded none, tableemu "Sanitized"`, "todo-refused-token-request-id"},
 
 	// The Java SDK's recordings.
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},

@@ -37,8 +37,19 @@ func (c *call) writeError(err error) {
 	if front {
 		// The front end answers without the Table service's headers:
 		// no x-ms-version (nor, for JSON, Cache-Control and
-		// X-Content-Type-Options), whatever version the request named.
-		delete(h, "X-Ms-Version")
+		// X-Content-Type-Options), whatever version the request named —
+		// but for a request with no credentials at all, whose 401
+		// NoAuthenticationInformation live answers with x-ms-version
+		// (.NET EnableTenantDiscoveryDoesNotFailAuth, 2020-12-06). A
+		// refused token's 401 InvalidAuthenticationInfo echoes no
+		// x-ms-client-request-id either (.NET
+		// TimespanPropertyInCustomEntity…(StorageAAD), 2020-12-06).
+		if e.Code != tableemu.NoAuthenticationInformation {
+			delete(h, "X-Ms-Version")
+		}
+		if e.Code == tableemu.InvalidAuthenticationInfo {
+			delete(h, "X-Ms-Client-Request-Id")
+		}
 	}
 	// 415 AtomFormatNotSupported answers a client that asked for Atom
 	// (or XML) or sent an Atom body (contenttype.go), so it gets XML.
