@@ -104,6 +104,33 @@ var replayCredentials = []replayCredential{
 		"the token the SDK fetched for the tenant the challenge named"},
 	{"python/test_challenge_auth.pyTestTableChallengeAuthtest_challenge_auth_unsupported_version.json", 2, credRefusedToken,
 		"test_challenge_auth_unsupported_version's token is for a tenant the account does not trust (as above)"},
+	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_supported_version.json", 0, credRefusedToken,
+		"the async test_challenge_auth_supported_version's first token is for a tenant the account does not trust (as above)"},
+	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_supported_version.json", 1, credToken,
+		"the token the async SDK fetched for the tenant the challenge named"},
+	{"python/test_challenge_auth_async.pyTestTableChallengeAuthAsynctest_challenge_auth_unsupported_version.json", 0, credRefusedToken,
+		"the async test_challenge_auth_unsupported_version's token is for a tenant the account does not trust (as above)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_create_table.json", 0, credRefusedToken,
+		"test_aad_create_table signs with a token credential (get_token_credential), and live refused its token (401 InvalidAuthenticationInfo with a Bearer challenge)"},
+	{"python/test_table_aad.pyTestTableAADtest_aad_create_table.json", 1, credRefusedToken,
+		"test_aad_create_table's Delete Table, with the same refused token (401 again)"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndRead.json", 0, credRefusedToken,
+		"the SDK's first token (May 2025) was for a tenant the account does not trust: live answered 401 InvalidAuthenticationInfo " +
+			"with a Bearer challenge naming the account's tenant, and the SDK sent the same request again (entry 1) with a token for it"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeInsertedAndReadAsync.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpdatedAndRead.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpsertedAndRead.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpdatedAndReadAsync.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"net/TableClientLiveTests(StorageAAD)/TimespanPropertyInCustomEntityCanBeUpsertedAndReadAsync.json", 0, credRefusedToken,
+		"as in TimespanPropertyInCustomEntityCanBeInsertedAndRead"},
+	{"python/test_retry_async.pyTestStorageRetryAsynctest_retry_on_timeout_async.json", 0, credOtherKey,
+		"live refused this Get Service Properties' signature (403 AuthenticationFailed, \"Make sure the value of Authorization header is " +
+			"formed correctly including the signature.\") although the same client's List Tables after it passed: what the async SDK " +
+			"signed is not recorded, and a local endpoint sees such a request only as one signed with another key"},
 }
 
 // credentialOf is how entry i of file was authorized: as replayCredentials
@@ -115,10 +142,37 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 			return rc.cred
 		}
 	}
+	if c == pythonCorpus && aadModule(file) {
+		return credToken
+	}
 	if _, signed := e.header(false, "Authorization"); signed || !c.keptAuthorization {
+		if _, dated := e.header(false, "x-ms-date"); signed && !dated && c == netCorpus && tokenClass(file) {
+			return credToken
+		}
 		return credAccountKey
 	}
 	return credNone
+}
+
+// aadModule: file is one of the Python SDK's test_table_aad tests (sync or
+// async), whose every client is made with a token credential
+// (get_token_credential in the tests' source): each request carried a
+// bearer token, unless replayCredentials says otherwise.
+func aadModule(file string) bool {
+	return strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad.py") ||
+		strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad_async.py")
+}
+
+// tokenClass: file is a .NET test class's run with a Microsoft Entra ID
+// token credential, which the SDK's tests record in a folder of its own,
+// "<class>(StorageAAD)" beside "<class>(Storage)": the Authorization it
+// kept (reading "Sanitized") carried a bearer token, not Shared Key,
+// unless the request also carries x-ms-date: the SDK dates only what it
+// signs with Shared Key (a client made from a connection string, as in
+// TableClientRemovesTableNameFromEndpointUri).
+func tokenClass(file string) bool {
+	dir, _, _ := strings.Cut(strings.TrimPrefix(file, netCorpus.dir+"/"), "/")
+	return strings.HasSuffix(dir, "(StorageAAD)")
 }
 
 // recordingFiles lists a corpus's recordings, at any depth, by their path

@@ -68,6 +68,7 @@ func replayRecording(t testing.TB, c replayCorpus, name string, rec *recording, 
 		r.bearer = string(mint(t, entraClaims()))
 		r.refusedBearer = string(mint(t, entraClaims("iss", "https://issuer.example/")))
 	}
+	r.permissions = twinPermissions(t, c, name, rec)
 	r.restoreAccountState(rec)
 	r.createExistingTables(rec)
 	for i := range rec.Entries {
@@ -224,10 +225,12 @@ type replayer struct {
 	client             *http.Client
 	now                time.Time
 	offset             time.Duration        // how far the file's SAS windows move (allow "sas-window")
+	permissions        map[int]string       // by entry, the permissions of a SAS recorded as sp=Sanitized (twinPermissions)
 	bearer             string               // a bearer token tableemu accepts (credToken)
 	refusedBearer      string               // one it refuses (credRefusedToken)
 	versions           *oneToOne            // recorded entity-version time → tableemu's (allow "entity-version")
 	liveVersions       map[string]bool      // every entity-version time live named in an answer compared
+	batchVersions      map[string]bool      // tableemu's version times first named by the batch answer being compared (allow "batch-clock")
 	tokens             map[string]*oneToOne // per query parameter: recorded continuation token → tableemu's (allow "continuation")
 	etagText           map[string]string    // tableemu's version time → the ETag it sent for it
 	diffs              []replayDiff

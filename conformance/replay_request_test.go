@@ -12,8 +12,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -163,6 +166,12 @@ func (r *replayer) localQuery(raw string) (string, error) {
 			}
 		case (k == "st" || k == "se") && strings.Contains(raw, "sig="):
 			params[i] = k + "=" + url.QueryEscape(r.sasTime(k, dec))
+		case k == "sp" && dec == "Sanitized" && strings.Contains(raw, "sig="):
+			sp, ok := r.permissions[r.entryIndex]
+			if !ok {
+				r.failf("SAS sp=Sanitized: the file's twin recording (twinPermissions) shows no permissions for this request")
+			}
+			params[i] = "sp=" + url.QueryEscape(sp)
 		}
 	}
 	q, err := url.ParseQuery(strings.Join(params, "&"))
@@ -330,4 +339,44 @@ func hmacBase64(key, s string) (string, error) {
 	m := hmac.New(sha256.New, k)
 	m.Write([]byte(s))
 	return base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// twinPermissions maps the entries of a .NET recording whose SAS reads
+// sp=Sanitized (the recorder of 2024 hid the permissions) to the
+// permissions the test signed. The same test also ran with the account
+// key, and that run's recording, "<class>(Storage)/<file>" beside
+// "<class>(StorageAAD)/<file>", kept them: the k-th request carrying a SAS
+// in the one is the k-th in the other, with the same method and the same
+// permissions. nil where the file has no such twin.
+func twinPermissions(t testing.TB, c replayCorpus, file string, rec *recording) map[int]string {
+	t.Helper()
+	dir, name, _ := strings.Cut(strings.TrimPrefix(file, c.dir+"/"), "/")
+	class, ok := strings.CutSuffix(dir, "(StorageAAD)")
+	if c != netCorpus || !ok {
+		return nil
+	}
+	twinFile := c.dir + "/" + class + "(Storage)/" + name
+	if _, err := os.Stat(filepath.Join(recordingsRoot, filepath.FromSlash(twinFile))); err != nil {
+		return nil
+	}
+	sas := func(rec *recording) (idx []int, methods, sps []string) {
+		for i := range rec.Entries {
+			e := &rec.Entries[i]
+			u, err := url.Parse(e.RequestURI)
+			if err != nil || u.Query().Get("sig") == "" {
+				continue
+			}
+			idx, methods, sps = append(idx, i), append(methods, e.RequestMethod), append(sps, u.Query().Get("sp"))
+		}
+		return idx, methods, sps
+	}
+	idx, methods, _ := sas(rec)
+	_, twinMethods, twinSps := sas(loadRecording(t, twinFile))
+	m := map[int]string{}
+	for k, i := range idx {
+		if k < len(twinMethods) && twinMethods[k] == methods[k] && twinSps[k] != "Sanitized" {
+			m[i] = twinSps[k]
+		}
+	}
+	return m
 }

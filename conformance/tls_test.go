@@ -194,7 +194,8 @@ func entraClaims(kv ...any) jwt.MapClaims {
 // TestOAuthBasic: with --oauth basic, bearer tokens for the storage
 // audience from an Entra ID issuer, inside their time window, are accepted
 // through the SDK's token credential path; the others are refused with
-// 403 AuthenticationFailed, and table ACLs still need the account key.
+// 403 AuthenticationFailed, and table ACLs still need the account key
+// (but a missing table is 404 TableNotFound first).
 func TestOAuthBasic(t *testing.T) {
 	tg := startTLS(t, emulator.Config{OAuth: "basic"})
 	name := tableName()
@@ -234,6 +235,14 @@ func TestOAuthBasic(t *testing.T) {
 	wantCode(t, err, 403, "AuthorizationFailure")
 	_, err = good.SetAccessPolicy(ctx(), &aztables.SetAccessPolicyOptions{TableACL: []*aztables.SignedIdentifier{{ID: to.Ptr("x")}}})
 	wantCode(t, err, 403, "AuthorizationFailure")
+	// For a table that is not there, live answers 404 TableNotFound to
+	// both, token or not (docs/protocol.md 9.8).
+	missing, err := aztables.NewClient(tg.endpoint+"/"+tableName(), mint(t, entraClaims()), tg.options())
+	must(t, err)
+	_, err = missing.GetAccessPolicy(ctx(), nil)
+	wantCode(t, err, 404, "TableNotFound")
+	_, err = missing.SetAccessPolicy(ctx(), nil)
+	wantCode(t, err, 404, "TableNotFound")
 
 	// Shared Key keeps working beside tokens.
 	_, err = tg.sharedKeyService(t).NewClient(name).GetAccessPolicy(ctx(), nil)

@@ -377,6 +377,9 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 			}
 			return err
 		}
+		// The live service gives the entities one change set writes one
+		// Timestamp and ETag (docs/protocol.md 7.3).
+		tx.ShareTimestamp()
 		for i := range ops {
 			o := &ops[i]
 			if o.hidden {

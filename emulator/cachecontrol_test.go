@@ -6,7 +6,7 @@ import (
 )
 
 // TestParserErrorsUncached: the errors of the service's request parser, 400
-// InvalidInput and 404 TableNotFound, come without Cache-Control, and
+// InvalidInput and PropertyNameInvalid and 404 TableNotFound, come without Cache-Control, and
 // every other JSON error of the Table service with it; both with
 // X-Content-Type-Options and x-ms-version (errors.go parserError,
 // docs/protocol.md 8.1; the live answers are the Python and .NET SDK
@@ -26,6 +26,9 @@ func TestParserErrorsUncached(t *testing.T) {
 		{"typed key on insert", "POST", "/devstoreaccount1/batchtbl", `{"PartitionKey":"p","RowKey@odata.type":"Edm.Guid","RowKey":"4738422c-15e7-4170-9eb6-fb5b284e11ac"}`, 400, "InvalidInput", false},
 		{"filter syntax", "GET", "/devstoreaccount1/batchtbl()?$filter=" + url.QueryEscape("aaa bbb ccc"), "", 400, "InvalidInput", false},
 		{"one key under a table", "DELETE", "/devstoreaccount1/batchtbl/Tables('batchtbl')", "", 400, "InvalidInput", false},
+		// PropertyNameInvalid, as recorded live without Cache-Control.
+		{"property named 123", "POST", "/devstoreaccount1/batchtbl", `{"PartitionKey":"p","RowKey":"n","123":456}`, 400, "PropertyNameInvalid", false},
+		{"property named 123 on merge", "MERGE", "/devstoreaccount1/batchtbl(PartitionKey='p',RowKey='r')", `{"123":456}`, 400, "PropertyNameInvalid", false},
 		// TableNotFound, as recorded live without Cache-Control.
 		{"delete in a missing table", "DELETE", "/devstoreaccount1/missing(PartitionKey='p',RowKey='r')", "", 404, "TableNotFound", false},
 		{"create table under a missing table", "POST", "/devstoreaccount1/missing/Tables", `{"PartitionKey":"p","RowKey":"r"}`, 404, "TableNotFound", false},

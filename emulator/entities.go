@@ -335,7 +335,34 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 }
 
 func (c *call) encodeOptions(table string, sel []string) *wire.Options {
-	return &wire.Options{Level: c.level, BaseURL: c.baseURL(), Account: c.res.account, Table: table, Select: sel}
+	o := &wire.Options{Level: c.level, BaseURL: c.baseURL(), Account: c.res.account, Table: table, Select: sel}
+	if len(sel) > 0 {
+		o.SelectEcho = selectEcho(c.query().Get("$select"))
+	}
+	return o
+}
+
+// selectEcho is a $select as odata.metadata shows it: live echoes the value
+// it was sent, not the names it read from it — "age, sex" (sent
+// "age,%20sex") comes back "age,%20sex", "age%2Csex" comes back "age,sex"
+// (the Python SDK's test_query_entities_with_select, sync and async) — so
+// the decoded value is escaped again as .NET's Uri.EscapeUriString does:
+// everything but URL syntax (RFC 3986 unreserved and reserved characters)
+// as %XX of its UTF-8 bytes (docs/protocol.md 3.9).
+func selectEcho(v string) string {
+	const keep = "-._~!#$&'()*+,/:;=?@[]"
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		if 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' || strings.IndexByte(keep, ch) >= 0 {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte("0123456789ABCDEF"[ch>>4])
+		b.WriteByte("0123456789ABCDEF"[ch&15])
+	}
+	return b.String()
 }
 
 // writeEntity serves Update, Merge and the two upserts, which differ only

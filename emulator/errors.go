@@ -37,8 +37,19 @@ func (c *call) writeError(err error) {
 	if front {
 		// The front end answers without the Table service's headers:
 		// no x-ms-version (nor, for JSON, Cache-Control and
-		// X-Content-Type-Options), whatever version the request named.
-		delete(h, "X-Ms-Version")
+		// X-Content-Type-Options), whatever version the request named —
+		// but for a request with no credentials at all, whose 401
+		// NoAuthenticationInformation live answers with x-ms-version
+		// (.NET EnableTenantDiscoveryDoesNotFailAuth, 2020-12-06). A
+		// refused token's 401 InvalidAuthenticationInfo echoes no
+		// x-ms-client-request-id either (.NET
+		// TimespanPropertyInCustomEntity…(StorageAAD), 2020-12-06).
+		if e.Code != tableemu.NoAuthenticationInformation {
+			delete(h, "X-Ms-Version")
+		}
+		if e.Code == tableemu.InvalidAuthenticationInfo {
+			delete(h, "X-Ms-Client-Request-Id")
+		}
 	}
 	// 415 AtomFormatNotSupported answers a client that asked for Atom
 	// (or XML) or sent an Atom body (contenttype.go), so it gets XML.
@@ -99,13 +110,15 @@ func (c *call) writeError(err error) {
 // test_client_with_url_ends_with_table_name; .NET ThrowsWithTableNameInUri),
 // TableNotFound for DELETE of an entity and POST /<t>/Tables
 // (test_encoder_delete_entity_complex_keys, test_client_with_url_ends_with_table_name),
+// PropertyNameInvalid for a property named "123" on insert, merge and
+// update (test_encoder_create_entity_atypical_values, _update_, _upsert_),
 // all at x-ms-version 2019-02-02; ResourceNotFound, PropertiesNeedValue,
 // EntityAlreadyExists, UpdateConditionNotSatisfied, TableAlreadyExists,
 // InvalidResourceName, the Authorization* codes and the rest carry it, at
 // 2019-02-02, 2020-12-06 and 2025-07-05. Inside a $batch answer the failed
 // part follows its own rule (batchfail.go).
 func parserError(code tableemu.Code) bool {
-	return code == tableemu.InvalidInput || code == tableemu.TableNotFound
+	return code == tableemu.InvalidInput || code == tableemu.TableNotFound || code == tableemu.PropertyNameInvalid
 }
 
 // frontEndError reports whether the service's front end, rather than the

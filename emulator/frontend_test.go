@@ -42,16 +42,27 @@ func TestAuthenticationFailureIsTheFrontEndsAnswer(t *testing.T) {
 		// (2019-07-07): application/xml, no x-ms-version.
 		{"service properties", "GET", "/devstoreaccount1/?restype=service&comp=properties", "application/xml", "2025-07-05", "",
 			403, "AuthenticationFailed", "application/xml"},
-		{"no credentials", "GET", "/devstoreaccount1/Tables", "application/json;odata=minimalmetadata", "2019-02-02", "",
+		// live: .NET EnableTenantDiscoveryDoesNotFailAuth (2020-12-06): no
+		// Authorization, 401 with x-ms-version all the same.
+		{"no credentials", "GET", "/devstoreaccount1/Tables", "application/json;odata=minimalmetadata", "2020-12-06", "",
 			401, "NoAuthenticationInformation", "application/json"},
+		// live: .NET TimespanPropertyInCustomEntity…(StorageAAD)
+		// (2020-12-06): a refused token's 401 echoes no
+		// x-ms-client-request-id.
+		{"refused token", "POST", "/devstoreaccount1/Tables", "application/json;odata=minimalmetadata", "2020-12-06", `{"TableName":"t"}`,
+			401, "InvalidAuthenticationInfo", "application/json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			req := signed(t, tt.method, hs.URL, tt.target, tt.body)
 			req.Header.Set("x-ms-version", tt.version)
 			req.Header.Set("Accept", tt.accept)
-			if tt.code == "NoAuthenticationInformation" {
+			req.Header.Set("x-ms-client-request-id", "client-1")
+			switch tt.code {
+			case "NoAuthenticationInformation":
 				req.Header.Del("Authorization")
-			} else {
+			case "InvalidAuthenticationInfo":
+				req.Header.Set("Authorization", "Bearer not-a-token")
+			default:
 				req.Header.Set("Authorization", "SharedKeyLite devstoreaccount1:"+base64.StdEncoding.EncodeToString(make([]byte, 32)))
 			}
 			if strings.Contains(tt.target, "$batch") {
@@ -65,9 +76,17 @@ func TestAuthenticationFailureIsTheFrontEndsAnswer(t *testing.T) {
 				t.Errorf("Content-Type %q, want %q", ct, tt.contentType)
 			}
 			for _, h := range []string{"x-ms-version", "Cache-Control", "X-Content-Type-Options"} {
-				if v, ok := r.Header[http.CanonicalHeaderKey(h)]; ok {
+				v, ok := r.Header[http.CanonicalHeaderKey(h)]
+				if h == "x-ms-version" && tt.code == "NoAuthenticationInformation" {
+					if got := r.Header.Get(h); got != tt.version {
+						t.Errorf("x-ms-version %q, want %s", got, tt.version)
+					}
+				} else if ok {
 					t.Errorf("%s: %q; the front end sends none", h, v)
 				}
+			}
+			if got, want := r.Header.Get("x-ms-client-request-id"), "client-1"; tt.code == "InvalidAuthenticationInfo" && got != "" || tt.code != "InvalidAuthenticationInfo" && got != want {
+				t.Errorf("x-ms-client-request-id %q (sent %q)", got, want)
 			}
 			var code, msg string
 			if tt.contentType == "application/xml" {

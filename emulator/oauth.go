@@ -3,6 +3,7 @@ package emulator
 import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 // bearerGrant authorizes a request carrying "Authorization: Bearer" when
@@ -15,13 +16,24 @@ import (
 // that "AzureAD authentication is not supported when setting or retrieving
 // ACLs for Tables", and Azurite skips token authentication for them), so
 // they get 403 AuthorizationFailure, the code for an operation a valid
-// credential may not perform (docs/protocol.md 9.8).
+// credential may not perform (docs/protocol.md 9.8). The table is looked up
+// first: live answered both ACL operations with a token for a table that
+// does not exist 404 TableNotFound (x-ms-version 2025-07-05, the Python
+// SDK's test_aad_access_policy_error), so the refusal is only for a table
+// that is there.
 func (s *Server) bearerGrant(c *call, req *auth.Request, acct *auth.Account) (*auth.Grant, error) {
 	g, err := auth.VerifyBearer(req, acct)
 	if err != nil {
 		return nil, err
 	}
 	if c.op == auth.GetTableACL || c.op == auth.SetTableACL {
+		err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
+			_, err := entityTable(tx, c)
+			return err
+		})
+		if err != nil {
+			return nil, storeErr(err)
+		}
 		return nil, tableemu.New(tableemu.AuthorizationFailure).WithDetail("Table ACLs need the account key; a bearer token cannot authorize %s.", c.op)
 	}
 	return g, nil

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
@@ -125,7 +124,7 @@ func (s *Server) queryEntities(c *call) error {
 		if c.level != wire.NoMetadata {
 			meta := c.baseURL() + "/$metadata#" + t.Name
 			if len(sel) > 0 {
-				meta += "&$select=" + strings.Join(sel, ",")
+				meta += "&$select=" + opts.SelectEcho
 			}
 			b = append(b, `"odata.metadata":`...)
 			b = edm.AppendJSONString(b, meta)

@@ -69,6 +69,11 @@ type EngineTx interface {
 	// the version it replaces, 0 if none), so that every version of an
 	// entity has its own ETag.
 	PutEntity(t Table, e *edm.Entity, prev int64) error
+	// ShareTimestamp makes the entities this transaction writes from now
+	// on take one Timestamp, that of the first: the service gives the
+	// writes of one change set one time, where each single request gets
+	// its own (docs/protocol.md 7.3).
+	ShareTimestamp()
 	// DeleteEntity removes an entity; ErrEntityNotFound if absent.
 	DeleteEntity(t Table, pk, rk string) error
 	// ScanEntities calls fn with each entity of one page of the query,

@@ -53,6 +53,11 @@ type Options struct {
 	// Select lists the properties of a $select projection; nil (or an
 	// empty list, or one holding "*") means all properties.
 	Select []string
+	// SelectEcho, when set, is what odata.metadata shows after "&$select="
+	// for a projection, in place of the names joined with commas: the
+	// service echoes the $select it was sent, escaped again
+	// (docs/protocol.md 3.9).
+	SelectEcho string
 }
 
 var defaultOptions Options
@@ -84,11 +89,15 @@ func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 	b = append(b, "/@Element"...)
 	if sel := selection(o.Select); sel != nil {
 		b = append(b, "&$select="...)
-		for i, name := range sel {
-			if i > 0 {
-				b = append(b, ',')
+		if o.SelectEcho != "" {
+			b = edm.AppendJSONStringBody(b, o.SelectEcho)
+		} else {
+			for i, name := range sel {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = edm.AppendJSONStringBody(b, name)
 			}
-			b = edm.AppendJSONStringBody(b, name)
 		}
 	}
 	b = append(b, '"')

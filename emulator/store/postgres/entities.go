@@ -71,11 +71,27 @@ func (tx *Tx) ReadEntity(t store.Table, pk, rk string, fn func(*edm.Entity) erro
 	return fn(e)
 }
 
+// ShareTimestamp: the entities written from now on take one Timestamp.
+func (tx *Tx) ShareTimestamp() { tx.share = true }
+
+// stamp is the Timestamp of the next entity version written, later than
+// prev: a new one, or the transaction's shared one (ShareTimestamp). A
+// retried closure runs on a new Tx, so it draws a new one.
+func (tx *Tx) stamp(prev int64) int64 {
+	if !tx.share {
+		return tx.e.nextTimestamp(prev)
+	}
+	if tx.shared <= prev {
+		tx.shared = tx.e.nextTimestamp(prev)
+	}
+	return tx.shared
+}
+
 // InsertEntity stores a new entity and sets its Timestamp;
 // store.ErrEntityExists if the keys are taken (without aborting the
 // transaction, as a unique violation would).
 func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
-	ts := tx.e.nextTimestamp(0)
+	ts := tx.stamp(0)
 	if !tx.eager {
 		// Sent later, without ON CONFLICT (pending.go).
 		w := pendingWrite{tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
@@ -105,7 +121,7 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 // version has its own ETag even when another process with a clock behind
 // this one wrote prev.
 func (tx *Tx) PutEntity(t store.Table, e *edm.Entity, prev int64) error {
-	ts := tx.e.nextTimestamp(prev)
+	ts := tx.stamp(prev)
 	if !tx.eager {
 		w := pendingWrite{upsert: true, tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
 		if i := tx.pendingAt(w); i >= 0 {

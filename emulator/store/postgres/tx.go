@@ -285,11 +285,15 @@ const (
 // point read or a single insert. A closure that runs no statement sends
 // nothing.
 type Tx struct {
-	e     *engine
-	conn  *pgxpool.Conn
-	ctx   context.Context
-	begin string
-	begun bool
+	e    *engine
+	conn *pgxpool.Conn
+	ctx  context.Context
+	// share: the entities written take one Timestamp, shared, once the
+	// first has it (ShareTimestamp).
+	share  bool
+	shared int64
+	begin  string
+	begun  bool
 	// serial is a serialization failure a statement met, lost a
 	// connection failure (lostAtBegin: at the first statement): Update
 	// retries the closure whatever it returns.

@@ -94,10 +94,26 @@ func (tx *Tx) encodeProps(props []edm.Property) []byte {
 	return store.EncodePropsInto(m[len(m):len(m)+n:len(m)+n], props)
 }
 
+// ShareTimestamp: the entities written from now on take one Timestamp.
+func (tx *Tx) ShareTimestamp() { tx.share = true }
+
+// stamp is the Timestamp of the next entity version written, later than
+// prev: a new one, or the transaction's shared one (ShareTimestamp), which
+// is later than every version written before the transaction began.
+func (tx *Tx) stamp(prev int64) int64 {
+	if !tx.share {
+		return tx.s.nextTimestamp(prev)
+	}
+	if tx.shared <= prev {
+		tx.shared = tx.s.nextTimestamp(prev)
+	}
+	return tx.shared
+}
+
 // InsertEntity stores a new entity and sets its Timestamp;
 // ErrEntityExists if the keys are taken.
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
-	ts := tx.s.nextTimestamp(0)
+	ts := tx.stamp(0)
 	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
@@ -117,7 +133,7 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 // and sets its Timestamp later than prev, the Timestamp of the version it
 // replaces (0 if none), so that each version of an entity has its own ETag.
 func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
-	ts := tx.s.nextTimestamp(prev)
+	ts := tx.stamp(prev)
 	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)

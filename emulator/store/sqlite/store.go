@@ -370,6 +370,10 @@ type Tx struct {
 	s   *Store
 	c   *conn
 	ctx context.Context
+	// share: the entities written take one Timestamp, shared, once the
+	// first has it (ShareTimestamp).
+	share  bool
+	shared int64
 	// reader: a View transaction, which may use the table cache;
 	// tablesGen is the cache generation read before its snapshot began.
 	reader    bool

@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"IsolationInterrupted", testIsolationInterrupted},
 		{"NoLostUpdates", testNoLostUpdates},
 		{"BatchAtomic", testBatchAtomic},
+		{"SharedTimestamp", testSharedTimestamp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
