@@ -23,7 +23,7 @@ root=$PWD
 # shellcheck source=.ci/pg-cluster.sh
 source .ci/pg-cluster.sh
 pg_cluster_start
-export TABLEEMU_TEST_POSTGRES=$PG_ADMIN_URL # internal/pgtest makes its databases there
+export TABLEEMU_TEST_POSTGRES=$PG_ADMIN_URL # emulator/store/postgres/pgtest makes its databases there
 
 bin=$(mktemp -d)/tableemu
 CGO_ENABLED=0 go build -o "$bin" ./cmd/tableemu

@@ -33,7 +33,7 @@ func CountGoroutines() Goroutines {
 	var g Goroutines
 	var pgx []string
 	for _, s := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(s, "created by github.com/tableemu/tableemu/internal/pgtest.") {
+		if strings.Contains(s, "created by github.com/tableemu/tableemu/emulator/store/postgres/pgtest.") {
 			continue // the test's proxy or cluster, not the code under test
 		}
 		g.Total++
