@@ -14,7 +14,7 @@ const path = require("node:path");
 
 const [readme, dir] = process.argv.slice(2);
 const lines = fs.readFileSync(readme, "utf8").split("\n");
-const marker = /^<!-- npm\/test\.sh: ([a-z]+) -->$/;
+const marker = /^<!-- packaging\/npm\/test\.sh: ([a-z]+) -->$/;
 let n = 0;
 for (let i = 0; i < lines.length; i++) {
   const m = marker.exec(lines[i]);
