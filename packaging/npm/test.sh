@@ -221,7 +221,7 @@ check "a server killed by SIGKILL: the launcher dies of SIGKILL too (exit 137)" 
 
 # The launcher on platforms this machine is not (process.platform and
 # process.arch overridden by a preloaded script).
-fake() { NODE_OPTIONS="--require $root/npm/test/fake-platform.cjs" FAKE_PLATFORM=$1 FAKE_ARCH=$2 "$proj/node_modules/.bin/tableemu" --version; }
+fake() { NODE_OPTIONS="--require $root/packaging/npm/test/fake-platform.cjs" FAKE_PLATFORM=$1 FAKE_ARCH=$2 "$proj/node_modules/.bin/tableemu" --version; }
 rc=0
 fake aix ppc64 >"$tmp/fake.out" 2>"$tmp/fake.err" || rc=$?
 cat "$tmp/fake.err"
