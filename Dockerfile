@@ -29,7 +29,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# release/build.sh's static, stamped binary and the links, into /out (see
+# packaging/release/build.sh's static, stamped binary and the links, into /out (see
 # the script).
 RUN GOOS=$TARGETOS GOARCH=$TARGETARCH TABLEEMU_VERSION=$TABLEEMU_VERSION TABLEEMU_COMMIT=$TABLEEMU_COMMIT \
 	sh docker/build-binary.sh /out

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# .ci/release.sh — checks the release binaries (release/build.sh) as the
+# .ci/release.sh — checks the release binaries (packaging/release/build.sh) as the
 # release workflow (.github/workflows/release.yml) will build them:
 #
 # 1. builds all five platforms with a release-like VERSION and prints their
@@ -36,8 +36,8 @@ fail() {
 	exit 1
 }
 
-echo "== release/build.sh: five platforms"
-VERSION=$version COMMIT=$commit release/build.sh "$work/a" >/dev/null
+echo "== packaging/release/build.sh: five platforms"
+VERSION=$version COMMIT=$commit packaging/release/build.sh "$work/a" >/dev/null
 (cd "$work/a" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not verify"
 magic() { od -An -tx1 -N4 "$1" | tr -d ' \n'; }
 for f in "$work"/a/tableemu-*; do
@@ -61,7 +61,7 @@ mkdir "$work/src"
 git ls-files -z --cached --others --exclude-standard | tar -c --null -T - | tar -x -C "$work/src"
 t0=$(date +%s)
 (cd "$work/src" && GOCACHE="$work/gocache" GOFLAGS=-modcacherw VERSION=$version COMMIT=$commit \
-	PLATFORMS="linux/amd64 windows/amd64" release/build.sh "$work/b" >/dev/null)
+	PLATFORMS="linux/amd64 windows/amd64" packaging/release/build.sh "$work/b" >/dev/null)
 for f in tableemu-linux-amd64 tableemu-windows-amd64.exe; do
 	cmp -s "$work/a/$f" "$work/b/$f" || fail "$f differs between two builds of the same sources"
 	echo "$f: identical ($(sha256sum <"$work/b/$f" | cut -c1-16)…)"
@@ -90,7 +90,7 @@ kill "$http"
 http=
 
 echo "== the scripts the release workflow runs exist"
-for s in $(grep -oE '(release|npm|python)/[a-z]+\.sh' .github/workflows/release.yml | sort -u); do
+for s in $(grep -oE 'packaging/(release|npm|python)/[a-z]+\.sh' .github/workflows/release.yml | sort -u); do
 	[ -f "$s" ] || fail ".github/workflows/release.yml runs $s, which does not exist"
 done
 

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/internal/doctest"
+	"github.com/tableemu/tableemu/conformance/doctest"
 )
 
 // Docs that run: the Go commands and programs of README.md and docs/, run
-// as a user would run them (internal/doctest says how the go command is
+// as a user would run them (conformance/doctest says how the go command is
 // set up), against the real binary. Covered here: docs/go.md's "Use it
 // from Go", README.md's Go snippet, and docs/security.md's openssl
 // command; docs/go.md's "Embed it in Go tests" and "Install the program"

@@ -25,7 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // target is the endpoint under test.
@@ -71,7 +71,7 @@ func TestMain(m *testing.M) {
 
 // onBackend is cfg, an in-memory server's, on the backend under test: as
 // given, or with TABLEEMU_TEST_DATABASE set (.ci/postgres.sh) on a new
-// PostgreSQL database of its own (internal/pgtest, on the server of
+// PostgreSQL database of its own (emulator/store/postgres/pgtest, on the server of
 // TABLEEMU_TEST_POSTGRES), so that the tests that start their own server
 // run on PostgreSQL too.
 func onBackend(t *testing.T, cfg emulator.Config) emulator.Config {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // TestPostgresIsolationPartition: tableemu's own endpoints under a network

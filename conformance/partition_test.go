@@ -16,7 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // partitionOp is one request of TestPostgresPartition's load.

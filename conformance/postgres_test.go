@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // Several tableemu processes on one PostgreSQL database serve one Table
@@ -22,7 +22,7 @@ import (
 // once; conditional updates and batches race correctly across them;
 // settings made through one are in force on the others within a second;
 // and kill -9 of one loses nothing while the others keep serving. Each test
-// gets its own database (internal/pgtest), and skips when no PostgreSQL is
+// gets its own database (emulator/store/postgres/pgtest), and skips when no PostgreSQL is
 // available (CI installs one: .ci/pg-cluster.sh).
 
 // instances starts n tableemu processes on one new database.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // The replay of the SDKs' recorded live exchanges (docs/replay.md): every
@@ -178,7 +178,7 @@ func TestReplayJS(t *testing.T) { replayCorpusTest(t, jsCorpus, inMemory) }
 // TestPostgresReplay replays every corpus again with each file's tableemu
 // on PostgreSQL: the answers must be the same as on SQLite, known
 // differences included. It skips where PostgreSQL is not installed (see
-// internal/pgtest); go test ./... and .ci/postgres.sh run it.
+// emulator/store/postgres/pgtest); go test ./... and .ci/postgres.sh run it.
 func TestPostgresReplay(t *testing.T) {
 	admin := pgtest.Server(t) // skips without PostgreSQL
 	for _, c := range corpora {

@@ -6,7 +6,7 @@
 # build --build-context build=DIR), so the image under test holds the
 # binary built exactly as a real `docker build` builds it. It writes
 #
-#   OUT/rootfs/tableemu  the static binary, built by release/build.sh (so
+#   OUT/rootfs/tableemu  the static binary, built by packaging/release/build.sh (so
 #                        the image holds the same bytes as the release
 #                        binary of that platform, version and commit:
 #                        CGO_ENABLED=0, -trimpath, no symbol table, no VCS
@@ -27,7 +27,7 @@
 # GOOS and GOARCH, if set, pick the target (the Dockerfile passes Docker's
 # TARGETOS and TARGETARCH, so `docker buildx build --platform` cross-builds).
 # TABLEEMU_VERSION is the version --version prints, a tag like v1.2.3
-# (default v0.0.0-dev, as release/build.sh's); TABLEEMU_COMMIT the commit
+# (default v0.0.0-dev, as packaging/release/build.sh's); TABLEEMU_COMMIT the commit
 # ("unknown" if unset). The Dockerfile passes its build arguments of those
 # names; docker/test-image.sh passes `git rev-parse --short HEAD`.
 set -eu
@@ -45,9 +45,9 @@ umask 022
 mkdir -p "$out"
 mkdir "$out/rootfs" "$out/data" "$out/release"
 mkdir -m 1777 "$out/rootfs/tmp"
-# release/build.sh checks the version's form and prints the checksum.
+# packaging/release/build.sh checks the version's form and prints the checksum.
 PLATFORMS="$os/$arch" VERSION=${TABLEEMU_VERSION:-v0.0.0-dev} COMMIT=$commit \
-	sh release/build.sh "$out/release"
+	sh packaging/release/build.sh "$out/release"
 mv "$out/release/tableemu-$os-$arch" "$out/rootfs/tableemu"
 rm -r "$out/release"
 mkdir -p "$out/rootfs/usr/local/bin"

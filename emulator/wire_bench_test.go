@@ -3,7 +3,7 @@ package emulator
 import (
 	"bytes"
 	"fmt"
-	"github.com/tableemu/tableemu/internal/wireclient"
+	"github.com/tableemu/tableemu/cmd/tablebench/wireclient"
 	"net/http"
 	"net/http/httptest"
 	"strconv"

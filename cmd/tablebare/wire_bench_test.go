@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/tableemu/tableemu/internal/wireclient"
+	"github.com/tableemu/tableemu/cmd/tablebench/wireclient"
 	"net/http"
 	"net/http/httptest"
 	"os"

@@ -288,7 +288,7 @@ func TestCORSAfterRestart(t *testing.T) {
 
 // TestVersionCommitFromLdflags: a binary built without VCS information
 // (-buildvcs=false, as the container image's build, which has no .git)
-// names the commit given with -ldflags -X main.commit, as release/build.sh
+// names the commit given with -ldflags -X main.commit, as packaging/release/build.sh
 // sets it, from COMMIT, which docker/build-binary.sh passes from
 // TABLEEMU_COMMIT (and VERSION from TABLEEMU_VERSION).
 func TestVersionCommitFromLdflags(t *testing.T) {
@@ -296,8 +296,8 @@ func TestVersionCommitFromLdflags(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	for file, want := range map[string][]string{
-		"../../release/build.sh":       {"-X main.version=$version -X main.commit=$commit"},
-		"../../docker/build-binary.sh": {"VERSION=${TABLEEMU_VERSION:-v0.0.0-dev} COMMIT=$commit", "sh release/build.sh"},
+		"../../packaging/release/build.sh": {"-X main.version=$version -X main.commit=$commit"},
+		"../../docker/build-binary.sh":     {"VERSION=${TABLEEMU_VERSION:-v0.0.0-dev} COMMIT=$commit", "sh packaging/release/build.sh"},
 	} {
 		script, err := os.ReadFile(file)
 		if err != nil {

@@ -114,7 +114,7 @@ var startLineNames = []struct{ prefix, name string }{
 
 // TestStartLinesDescribed: each document that describes the start-up
 // lines in words names every line the server prints, in the order it
-// prints them, in the paragraph that says it "prints" them (python/README.md
+// prints them, in the paragraph that says it "prints" them (packaging/python/README.md
 // once named three of five: the endpoint, "then" the connection string,
 // "then" the readiness line). The samples beside some of them are
 // TestReadmeStartOutput's and TestDockerReadmeStartOutput's.
@@ -129,7 +129,7 @@ func TestStartLinesDescribed(t *testing.T) {
 			t.Fatalf("start-up line %d is %q, this test says %q", i+1, l, startLineNames[i].prefix)
 		}
 	}
-	for _, doc := range []string{"README.md", "docker/README.md", "python/README.md", "npm/tableemu/README.md"} {
+	for _, doc := range []string{"README.md", "docker/README.md", "packaging/python/README.md", "packaging/npm/tableemu/README.md"} {
 		b, err := os.ReadFile("../../" + doc)
 		if err != nil {
 			t.Fatal(err)

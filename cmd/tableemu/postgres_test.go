@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // On PostgreSQL: two servers on one database, and `tableemu snapshot` and

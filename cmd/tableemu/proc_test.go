@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 
 	"bytes"
 	"errors"

@@ -15,7 +15,7 @@ import (
 var commit string
 
 // version is the release version, for builds that are not of a module
-// version (release/build.sh sets it from the tag with -X main.version).
+// version (packaging/release/build.sh sets it from the tag with -X main.version).
 // A `go install github.com/tableemu/tableemu/cmd/tableemu@v1.2.3` build
 // needs none: Go records v1.2.3 as the main module's version.
 var version string

@@ -1,6 +1,6 @@
 // Package godocs runs docs/go.md's "Embed it in Go tests" and "Install
 // the program" as a user would: in a new module, against this checkout
-// published as a module version (internal/doctest). They compile tableemu
+// published as a module version (conformance/doctest). They compile tableemu
 // and its SQLite from a module cache of their own, minutes of a small
 // machine's CPU, so they are a package of their own: go test gives each
 // package its own time limit, and runs packages side by side. The rest of
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/internal/doctest"
+	"github.com/tableemu/tableemu/conformance/doctest"
 )
 
 // TestGoDocsEmbedding: in a new module, docs/go.md's "Embed it in Go tests"

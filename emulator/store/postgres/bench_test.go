@@ -16,7 +16,7 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./emulator/store/postgres/
 //
-// PostgreSQL is the harness's (internal/pgtest) or TABLEEMU_TEST_POSTGRES.
+// PostgreSQL is the harness's (emulator/store/postgres/pgtest) or TABLEEMU_TEST_POSTGRES.
 
 func benchEngines(b *testing.B, fn func(b *testing.B, s *store.Store)) {
 	b.Run("postgres", func(b *testing.B) { fn(b, open(b)) })

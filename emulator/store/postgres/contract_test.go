@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 	"github.com/tableemu/tableemu/emulator/store/storetest"
-	"github.com/tableemu/tableemu/internal/pgtest"
 )
 
 // TestContract runs the store contract suite (store/storetest), each test

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // TestDialSetsKeepAliveAndUserTimeout: the pool's connections carry the

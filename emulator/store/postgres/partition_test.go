@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // lookup is a closure that runs one query (the table is not there).
@@ -46,7 +46,7 @@ func warm(t *testing.T, e *engine, n int) {
 }
 
 // TestPartitionedConnectionsLeaveThePool: during a network partition
-// (internal/pgtest.Proxy), queries past their deadline return at the
+// (emulator/store/postgres/pgtest.Proxy), queries past their deadline return at the
 // deadline, and the connections they leave behind, which will never
 // answer, do not keep their places in the pool — neither the ones whose
 // query was cancelled (release) nor the one the pool found dead with its

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 )
 
 // proxy forwards TCP connections to a server until it is cut: then it

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/internal/pgtest"
+	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )

@@ -94,7 +94,13 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFiltersAgainstEval(t, s, tb, all, r, 1200)
+	// 1,200 and 1,000 random filters; a sixth of that under the race
+	// detector (race_on_test.go): one goroutine, nothing for it to find.
+	first, second := 1200, 1000
+	if raceEnabled {
+		first, second = 200, 160
+	}
+	checkFiltersAgainstEval(t, s, tb, all, r, first)
 	// Again with an automatic index on every property for every literal
 	// class: the indexed plans must select and order exactly the same.
 	for _, name := range diffNames {
@@ -105,8 +111,8 @@ func TestCompiledFilterMatchesEval(t *testing.T) {
 			}
 		}
 	}
-	if used := checkFiltersAgainstEval(t, s, tb, all, r, 1000); used < 200 {
-		t.Fatalf("only %d of 1000 queries went through an automatic index", used)
+	if used := checkFiltersAgainstEval(t, s, tb, all, r, second); used < second/5 {
+		t.Fatalf("only %d of %d queries went through an automatic index", used, second)
 	}
 }
 

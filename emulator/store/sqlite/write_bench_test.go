@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tableemu/tableemu/cmd/tablebench/wireclient"
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/internal/wireclient"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 

@@ -1,0 +1,221 @@
+"use strict";
+// The test helper of the tableemu package (packaging/npm/tableemu/lib/index.js),
+// through the installed package: packaging/npm/test.sh copies this file into the
+// project where it installed tableemu and runs it with node --test.
+
+const assert = require("node:assert/strict");
+const { spawn } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const { test } = require("node:test");
+const tableemu = require("tableemu");
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tableemu-helper-"));
+test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+// gone resolves once no process has this pid (an orphan is reaped by
+// init, so kill(pid, 0) answers ESRCH soon after it dies).
+async function gone(pid) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch (e) {
+      if (e.code === "ESRCH") return true;
+      throw e;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+test("start: in memory, on a free port, with what a client needs", async () => {
+  const emu = await tableemu.start();
+  try {
+    assert.match(emu.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(emu.url, `http://127.0.0.1:${emu.port}`);
+    assert.ok(emu.port > 0);
+    assert.equal(emu.endpoint, `${emu.url}/devstoreaccount1`);
+    assert.equal(emu.accountName, "devstoreaccount1");
+    assert.equal(emu.accountKey.length, 88);
+    assert.equal(
+      emu.connectionString,
+      `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${emu.accountKey};TableEndpoint=${emu.endpoint};`,
+    );
+    // Ready means accepting: an unsigned request gets the service's answer.
+    const res = await fetch(`${emu.endpoint}/Tables`);
+    assert.equal(res.status, 401);
+    assert.equal(fs.readdirSync(process.cwd()).includes("tableemu.sqlite"), false);
+  } finally {
+    const exit = await emu.stop();
+    assert.deepEqual(exit, { code: 0, signal: null });
+  }
+  assert.equal(await gone(emu.process.pid), true);
+  // stop() again: the same answer, nothing sent.
+  assert.deepEqual(await emu.stop(), { code: 0, signal: null });
+});
+
+test("start: location keeps the database there; args and env reach the server", async () => {
+  const dir = path.join(tmp, "data");
+  const emu = await tableemu.start({
+    location: dir,
+    args: ["--loose"],
+    env: { AZURITE_ACCOUNTS: "acct1:a2V5MQ==" },
+  });
+  try {
+    assert.equal(emu.accountName, "acct1");
+    assert.equal(emu.accountKey, "a2V5MQ==");
+    assert.equal(emu.endpoint, `${emu.url}/acct1`);
+    assert.ok(fs.existsSync(path.join(dir, "tableemu.sqlite")));
+  } finally {
+    assert.equal((await emu.stop()).code, 0);
+  }
+});
+
+test("start: rejects with the server's error line when it cannot start", async () => {
+  const first = await tableemu.start();
+  try {
+    await assert.rejects(tableemu.start({ port: first.port }), (err) => {
+      assert.match(err.message, /^tableemu exited before it was ready \(exit code 1\): error: port \d+ on 127\.0\.0\.1 is in use/);
+      return true;
+    });
+  } finally {
+    await first.stop();
+  }
+  await assert.rejects(tableemu.start({ args: ["--noSuchFlag"] }), /exit code 2\): tableemu: .*noSuchFlag/);
+});
+
+test("start: rejects after the timeout, and kills what it started", async () => {
+  // A "server" that never says it is ready; $$ is still its pid after exec.
+  const fake = path.join(tmp, "silent-server.sh");
+  const pidFile = path.join(tmp, "silent-server.pid");
+  fs.writeFileSync(fake, `#!/bin/sh\necho $$ >${pidFile}\necho starting\nexec sleep 60\n`, { mode: 0o755 });
+  await assert.rejects(
+    tableemu.start({ binary: fake, timeout: 500, onLine: () => {} }),
+    /^TableemuStartError: tableemu did not print its readiness line within 500 ms/,
+  );
+  const pid = Number(fs.readFileSync(pidFile, "utf8"));
+  assert.ok(pid > 0);
+  assert.equal(await gone(pid), true);
+});
+
+test("start: rejects with one line when the binary cannot be run", async () => {
+  await assert.rejects(tableemu.start({ binary: path.join(tmp, "nothing-here") }), /^TableemuStartError: tableemu: cannot run .*nothing-here: .*ENOENT.*; check the binary option/);
+});
+
+test("the access log never blocks the server: start() drains stdout", { timeout: 60000 }, async () => {
+  let lines = 0;
+  const emu = await tableemu.start({ silent: false, onLine: (_, stream) => stream === "stdout" && lines++ });
+  try {
+    // ~2000 log lines, far more than a pipe holds (64 KiB on Linux): were
+    // nobody reading, the server would block writing them and the
+    // requests below would stop being answered.
+    for (let i = 0; i < 2000; i++) {
+      const res = await fetch(`${emu.endpoint}/Tables`);
+      await res.arrayBuffer();
+      assert.equal(res.status, 401);
+    }
+    assert.ok(lines > 1000, `onLine got ${lines} access-log lines`);
+  } finally {
+    assert.equal((await emu.stop()).code, 0);
+  }
+});
+
+test("setup/teardown: the connection string in the environment, restored after", async () => {
+  assert.equal(process.env.TABLEEMU_TEST_CS, undefined);
+  const stopOne = await tableemu.setup({ envName: "TABLEEMU_TEST_CS" });
+  const cs = process.env.TABLEEMU_TEST_CS;
+  assert.match(cs, /^DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;.*TableEndpoint=http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1;$/);
+  await stopOne();
+  assert.equal(process.env.TABLEEMU_TEST_CS, undefined);
+
+  const before = process.env.AZURE_TABLES_CONNECTION_STRING;
+  process.env.AZURE_TABLES_CONNECTION_STRING = "was here";
+  await tableemu.setup();
+  await tableemu.setup({ envName: "TABLEEMU_TEST_CS" });
+  assert.match(process.env.AZURE_TABLES_CONNECTION_STRING, /TableEndpoint=http:\/\/127\.0\.0\.1:/);
+  const endpoint = /TableEndpoint=([^;]+)/.exec(process.env.TABLEEMU_TEST_CS)[1];
+  await tableemu.teardown();
+  assert.equal(process.env.AZURE_TABLES_CONNECTION_STRING, "was here");
+  assert.equal(process.env.TABLEEMU_TEST_CS, undefined);
+  await assert.rejects(fetch(`${endpoint}/Tables`)); // stopped: nothing listens
+  if (before === undefined) delete process.env.AZURE_TABLES_CONNECTION_STRING;
+  else process.env.AZURE_TABLES_CONNECTION_STRING = before;
+});
+
+test("reset, snapshot, restore: on the server object and, for setup(), through the environment", async () => {
+  const { TableClient, TableServiceClient } = require("@azure/data-tables");
+  const emu = await tableemu.start();
+  try {
+    const opts = { allowInsecureConnection: true };
+    const people = TableClient.fromConnectionString(emu.connectionString, "people", opts);
+    const tables = async () => {
+      const names = [];
+      for await (const t of TableServiceClient.fromConnectionString(emu.connectionString, opts).listTables()) names.push(t.name);
+      return names.sort();
+    };
+    await people.createTable();
+    await people.upsertEntity({ partitionKey: "p", rowKey: "1", n: 1 });
+    const saved = await emu.snapshot("fixtures");
+    assert.deepEqual([saved.account, saved.name, saved.tables, saved.entities], ["devstoreaccount1", "fixtures", 1, 1]);
+    assert.match(saved.created, /^\d{4}-\d\d-\d\dT/);
+    const etag = (await people.getEntity("p", "1")).etag;
+
+    await people.upsertEntity({ partitionKey: "p", rowKey: "1", n: 2 });
+    await people.upsertEntity({ partitionKey: "p", rowKey: "2", n: 3 });
+    await TableClient.fromConnectionString(emu.connectionString, "other", opts).createTable();
+    assert.equal((await emu.restore("fixtures")).name, "fixtures");
+    const back = await people.getEntity("p", "1");
+    assert.equal(back.n, 1);
+    assert.equal(back.etag, etag, "a restored entity keeps its ETag");
+    await assert.rejects(people.getEntity("p", "2"), (e) => e.statusCode === 404);
+    assert.deepEqual(await tables(), ["people"]);
+
+    assert.deepEqual(await emu.reset(), { account: "devstoreaccount1", tablesDeleted: 1 });
+    assert.deepEqual(await tables(), []);
+    assert.deepEqual((await emu.snapshots()).map((x) => x.name), ["fixtures"]);
+
+    // The module-level functions, as a test file under setup() calls them.
+    process.env.TABLEEMU_ISO_CS = emu.connectionString;
+    await tableemu.restore("fixtures", { envName: "TABLEEMU_ISO_CS" });
+    assert.deepEqual(await tables(), ["people"]);
+    await tableemu.reset({ connectionString: emu.connectionString });
+    assert.deepEqual(await tables(), []);
+    delete process.env.TABLEEMU_ISO_CS;
+
+    await assert.rejects(emu.restore("nope"), (e) => {
+      assert.equal(e.name, "TableemuError");
+      assert.equal(e.status, 404);
+      assert.equal(e.code, "SnapshotNotFound");
+      assert.match(e.message, /^tableemu restore\("nope"\): 404 SnapshotNotFound: Account devstoreaccount1 has no snapshot named "nope"/);
+      return true;
+    });
+    await assert.rejects(emu.snapshot("a/b"), /400 InvalidSnapshotName: .*1 to 64 characters/);
+    await emu.deleteSnapshot("fixtures");
+    assert.deepEqual(await emu.snapshots(), []);
+    await assert.rejects(tableemu.reset({ envName: "TABLEEMU_NOT_SET" }), /^Error: tableemu reset\(\): no connection string: pass \{ connectionString \}, or call it where setup\(\) has set TABLEEMU_NOT_SET$/);
+  } finally {
+    await emu.stop();
+  }
+  await assert.rejects(emu.reset(), /^Error: tableemu reset\(\): no answer from http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\): is the server running\?$/);
+});
+
+test("a server nobody stopped dies with the Node process that started it", async () => {
+  const script = 'require("tableemu").start().then((e) => console.log(e.process.pid));';
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  // Node exits by itself once start() has resolved: the server does not
+  // keep it alive.
+  const code = await new Promise((r) => child.on("exit", r));
+  assert.equal(code, 0);
+  const pid = Number(out.trim());
+  assert.ok(pid > 0, `printed ${JSON.stringify(out)}`);
+  assert.equal(await gone(pid), true);
+});
+
+test("binaryPath: the installed platform package's binary, or TABLEEMU_BINARY", () => {
+  const p = tableemu.binaryPath();
+  assert.match(p, /node_modules[\\/]@tableemu[\\/][a-z0-9]+-[a-z0-9]+[\\/]bin[\\/]tableemu(\.exe)?$/);
+  assert.ok(fs.statSync(p).mode & 0o111);
+});
