@@ -50,6 +50,7 @@ var headerKinds = map[string]headerKind{
 	"Server":                             hSkip,
 	"Transfer-Encoding":                  hSkip,
 	"Content-Length":                     hSkip,
+	"Connection":                         hSkip,
 }
 
 // headerSkipped names the allowance of each header not compared.
@@ -59,6 +60,7 @@ var headerSkipped = map[string]string{
 	"Server":            "framing",
 	"Transfer-Encoding": "framing",
 	"Content-Length":    "framing",
+	"Connection":        "framing",
 }
 
 // headerSpelling maps a canonical header name to the spelling used above,

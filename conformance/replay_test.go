@@ -67,7 +67,8 @@ var replayAllowed = map[string]string{
 	"hint": "tableemu may follow the service's text in an error message with lines of its own help, each " +
 		"starting \"tableemu: \" (docs/protocol.md 8.1); the lines before them must be the service's text exactly.",
 	"framing": "Server names the product; Transfer-Encoding and Content-Length only frame the body (live streams " +
-		"its answers chunked, tableemu sends a length). They are not compared; the body is.",
+		"its answers chunked, tableemu sends a length), and Connection (live's front end at times answers " +
+		"Connection: close) only manages the connection. They are not compared; the body is.",
 }
 
 var replayAllowedUsed sync.Map
