@@ -32,6 +32,10 @@ figures='
 binary|README.md|^binary, about ([0-9.]+) MB, and needs nothing else
 binary|README.md|puts about ([0-9.]+) MB in `node_modules`
 binary|docs/releases.md|Each is about ([0-9.]+) MB
+binary|docs/releases.md|2026-11-25\) and are about ([0-9.]+) MB
+binary|docs/javascript.md|it is about ([0-9.]+) MB now
+binary|docs/python.md|it is about ([0-9.]+) MB now
+binary|docs/benchmarks.md|it is about ([0-9.]+) MB now
 image|docker/README.md|No shell, no `/etc`. About ([0-9.]+) MB
 image|docker/MIGRATING.md|the image, FROM scratch, about ([0-9.]+) MB
 '
