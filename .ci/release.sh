@@ -4,7 +4,8 @@
 #
 # 1. builds all five platforms with a release-like VERSION and prints their
 #    sizes; SHA256SUMS verifies; each file is an executable for its
-#    platform (ELF, Mach-O or PE by its first bytes);
+#    platform (ELF, Mach-O or PE by its first bytes); the docs' figures
+#    for the binary's size hold within .ci/doc-figures.sh's margin;
 # 2. runs the linux-amd64 binary: --version names VERSION and the commit;
 # 3. reproducibility: builds linux-amd64 and windows-amd64 again from a copy
 #    of the sources in another directory, with an empty build cache, and
@@ -50,6 +51,9 @@ for f in "$work"/a/tableemu-*; do
 	printf '%-28s %10d bytes\n' "$(basename "$f")" "$(stat -c %s "$f")"
 done
 [ "$(wc -l <"$work/a/SHA256SUMS")" = 5 ] || fail "SHA256SUMS should list five binaries"
+
+echo "== the docs' figures for the binary, against linux-amd64's size"
+bash .ci/doc-figures.sh binary "$(stat -c %s "$work/a/tableemu-linux-amd64")" || fail "a doc's size figure drifted from the build"
 
 echo "== --version of the linux-amd64 binary"
 "$work/a/tableemu-linux-amd64" --version | tee "$work/version"

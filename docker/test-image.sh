@@ -36,7 +36,8 @@
 #    waits as that module waits, and makes the SDK call with the
 #    connection it builds; starts it as docker/compose.yaml and
 #    compose.azurite.yaml do, and runs their healthcheck and app.
-# 8. Prints the image size and fails if it is 20 MB or more.
+# 8. Prints the image size and fails if it is 20 MB or more, or if a doc's
+#    figure for it is more than .ci/doc-figures.sh's margin away.
 #
 # Installs podman and iproute2 with apt-get when they are missing, and the
 # JavaScript and Python SDKs of conformance/js and conformance/python
@@ -343,5 +344,6 @@ compressed=$("${pm[@]}" save --format docker-archive "$image" | gzip -c | wc -c)
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 echo "image size: $(mb "$size") ($size bytes; $(mb "$compressed") gzip-compressed)"
 [ "$size" -lt "$max_size" ] || die "the image is $(mb "$size"), the target is under $(mb "$max_size")"
+bash .ci/doc-figures.sh image "$size" || die "a doc's figure for the image's size drifted from this image's"
 
 step "passed in $(($(date +%s) - t0)) s"
