@@ -66,26 +66,38 @@ func AppendDouble(b []byte, f float64) []byte {
 		return append(b, "0.0"...)
 	}
 	// d.ddde±x with 15 significant digits, or 17 when 15 do not read back
-	// as f; the conversion to string stays on the stack (at most 24 bytes).
+	// as f. For a normal Double, fifteen read back exactly when the
+	// shortest text that does has at most 15 digits (any decimal of 15
+	// digits or fewer survives the trip through a Double: DBL_DIG), and
+	// are then that text, so the shortest form decides without parsing
+	// anything back.
 	var scratch [32]byte
 	prec := 15
-	e := strconv.AppendFloat(scratch[:0], f, 'e', prec-1, 64)
-	if back, _ := strconv.ParseFloat(string(e), 64); back != f {
-		prec = 17
-		e = strconv.AppendFloat(scratch[:0], f, 'e', prec-1, 64)
-	}
+	e := strconv.AppendFloat(scratch[:0], f, 'e', -1, 64)
 	if e[0] == '-' {
 		b = append(b, '-')
 		e = e[1:]
+	}
+	// e is now d[.ddd]e±x: the significant digits are all but the point.
+	// A subnormal holds fewer than 53 bits, so the rule does not hold for
+	// it: its 15 digits are formatted and read back.
+	if x := bytes.IndexByte(e, 'e'); x > prec+1 {
+		prec = 17
+		e = strconv.AppendFloat(scratch[:0], math.Abs(f), 'e', prec-1, 64)
+	} else if math.Abs(f) < 0x1p-1022 {
+		e = strconv.AppendFloat(scratch[:0], math.Abs(f), 'e', prec-1, 64)
+		if back, _ := strconv.ParseFloat(string(e), 64); back != math.Abs(f) {
+			prec = 17
+			e = strconv.AppendFloat(scratch[:0], math.Abs(f), 'e', prec-1, 64)
+		}
 	}
 	x := bytes.IndexByte(e, 'e')
 	exp, _ := strconv.Atoi(string(e[x+1:]))
 	// The significant digits without the point, trailing zeros dropped.
 	var dbuf [17]byte
 	digits := append(dbuf[:0], e[0])
-	digits = append(digits, e[2:x]...)
-	if x == 1 {
-		digits = digits[:1]
+	if x > 2 {
+		digits = append(digits, e[2:x]...)
 	}
 	for len(digits) > 1 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]

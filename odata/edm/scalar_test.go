@@ -2,7 +2,9 @@ package edm
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -123,6 +125,41 @@ func TestParseGuid(t *testing.T) {
 		}
 		if _, err := NewGuid(s); err == nil {
 			t.Errorf("NewGuid(%q) succeeded", s)
+		}
+	}
+}
+
+// TestAppendDoubleRoundTripRule holds AppendDouble to .NET's "R" rule as
+// stated, over random Doubles, normal and subnormal: the digits written
+// are f's correct rounding to 15 significant digits when those read back
+// as f, else to 17 — the shortcut through the shortest form (DBL_DIG)
+// must choose as reading back would.
+func TestAppendDoubleRoundTripRule(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	// digits: the significant digits of a number's text, without sign,
+	// point, exponent, or leading and trailing zeros.
+	digits := func(s string) string {
+		m, _, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(s, "-")), "e")
+		return strings.Trim(strings.Replace(m, ".", "", 1), "0")
+	}
+	for i := 0; i < 200000; i++ {
+		f := math.Float64frombits(r.Uint64())
+		if i%4 == 0 {
+			f = math.Float64frombits(r.Uint64() >> 12) // subnormal
+		}
+		if IsSpecialDouble(f) || f == 0 {
+			continue
+		}
+		want := strconv.FormatFloat(f, 'e', 14, 64)
+		if back, _ := strconv.ParseFloat(want, 64); back != f {
+			want = strconv.FormatFloat(f, 'e', 16, 64)
+		}
+		got := FormatDouble(f)
+		if back, err := strconv.ParseFloat(got, 64); err != nil || back != f {
+			t.Fatalf("FormatDouble(%v) = %q does not read back", f, got)
+		}
+		if digits(got) != digits(want) {
+			t.Fatalf("FormatDouble(%v) = %q, want the digits of %s", f, got, want)
 		}
 	}
 }
