@@ -173,7 +173,7 @@ func (s *SAS) verifyUserDelegation(req *Request, acct *Account, opts VerifyOptio
 		keys[i] = key.Value(acct.Name, k)
 	}
 	candidates := s.delegationStringsToSign(acct.Name)
-	if !signs(keys, candidates, mac) {
+	if !signsOnce(keys, candidates, mac) {
 		return nil, signatureMismatch(candidates[0], "Signature did not match. String to sign used was %s", candidates[0])
 	}
 
@@ -202,6 +202,26 @@ func (s *SAS) verifyUserDelegation(req *Request, acct *Account, opts VerifyOptio
 			EndRK: s.EndRK, HasEndRK: s.has("erk"),
 		},
 	}, nil
+}
+
+// signsOnce is signs for keys used once: derived keys differ for every
+// identity and key window, so they must not enter signs' pools, which are
+// kept for the life of the process per key.
+func signsOnce(keys [][]byte, stringsToSign []string, mac []byte) bool {
+	ok := false
+	var sum [sha256.Size]byte
+	for _, key := range keys {
+		h := hmac.New(sha256.New, key)
+		for _, s := range stringsToSign {
+			h.Reset()
+			h.Write([]byte(s))
+			// As signs: keep looping after a match.
+			if hmac.Equal(h.Sum(sum[:0]), mac) {
+				ok = true
+			}
+		}
+	}
+	return ok
 }
 
 // delegationStringsToSign builds the user delegation SAS string-to-sign

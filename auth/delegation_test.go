@@ -194,3 +194,51 @@ func TestVerifyBearerIdentity(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerifySAS compares verifying a user delegation SAS, which
+// derives its key (one HMAC more, with a fresh key each time), with a
+// service SAS signed with the account key.
+func BenchmarkVerifySAS(b *testing.B) {
+	key := DelegationKey{ObjectID: udkFields["skoid"], TenantID: udkFields["sktid"],
+		Start: time.Date(2024, 5, 6, 7, 0, 0, 0, time.UTC), Expiry: time.Date(2024, 5, 6, 9, 0, 0, 0, time.UTC),
+		Service: "t", Version: "2025-07-05"}.Value("devstoreaccount1", devKey)
+	service := map[string]string{"sv": "2025-07-05", "tn": "mytable", "sp": "raud", "spr": "https",
+		"st": "2024-05-06T07:00:00Z", "se": "2024-05-06T09:00:00Z"}
+	for _, c := range []struct {
+		name string
+		q    url.Values
+	}{
+		{"service", serviceSAS(devKey, "devstoreaccount1", service, false)},
+		{"userdelegation", udkSAS(key, udkFields)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req := sasRequest(c.q, true)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := Authenticate(req, dev, VerifyOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestUserDelegationSASKeepsNoKeys: verifying SAS tokens signed with many
+// different keys leaves the per-key HMAC pools (kept for the process's
+// life) as they were: derived keys are used once.
+func TestUserDelegationSASKeepsNoKeys(t *testing.T) {
+	count := func() int {
+		macPools.RLock()
+		defer macPools.RUnlock()
+		return len(macPools.m)
+	}
+	ok(t)(Authenticate(sasRequest(udkSAS(udkKey(t, devKey, udkFields), udkFields), true), dev, VerifyOptions{}))
+	before := count()
+	for i := 0; i < 20; i++ {
+		f := copyFields(udkFields, "skoid", "oid-"+strings.Repeat("x", i))
+		ok(t)(Authenticate(sasRequest(udkSAS(udkKey(t, devKey, f), f), true), dev, VerifyOptions{}))
+	}
+	if after := count(); after != before {
+		t.Fatalf("%d HMAC pools after 20 keys, %d before", after, before)
+	}
+}
