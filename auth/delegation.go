@@ -190,6 +190,9 @@ func (s *SAS) verifyUserDelegation(req *Request, acct *Account, opts VerifyOptio
 	if err := checkProtocol(httpsOnly, req.Secure, opts.Loose); err != nil {
 		return nil, err
 	}
+	if keyExpiry.Before(expiry) {
+		expiry = keyExpiry // the SAS stops working with its key
+	}
 	return &Grant{
 		Kind:        ServiceSASGrant,
 		Table:       s.Table,

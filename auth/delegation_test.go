@@ -104,6 +104,11 @@ func TestUserDelegationSAS(t *testing.T) {
 	if g.Kind != ServiceSASGrant || g.Table != "mytable" || g.Permissions != "raud" || g.Identity != nil {
 		t.Fatalf("grant %+v", g)
 	}
+	// A SAS outliving its key ends with it.
+	longer := copyFields(udkFields, "se", "2024-05-07T00:00:00Z")
+	if g := ok(t)(Authenticate(sasRequest(udkSAS(key, longer), true), dev, VerifyOptions{})); !g.Expiry.Equal(time.Date(2024, 5, 6, 9, 0, 0, 0, time.UTC)) {
+		t.Errorf("Expiry %v, want the key's", g.Expiry)
+	}
 	if err := g.Allow(InsertEntity, "MyTable"); err != nil {
 		t.Error(err)
 	}
