@@ -242,6 +242,14 @@ func TestUserDelegationSAS(t *testing.T) {
 		t.Errorf("query: %d entities", len(page.Entities))
 	}
 
+	// A batch, each operation checked against the SAS's table and
+	// permissions as for a service SAS.
+	_, err = full.SubmitTransaction(ctx(), []aztables.TransactionAction{
+		{ActionType: aztables.TransactionTypeAdd, Entity: entity("pk", "rk2")},
+		{ActionType: aztables.TransactionTypeUpdateMerge, Entity: entity("pk", "rk1")},
+	}, nil)
+	must(t, err)
+
 	// Too narrow: read only, then a key range.
 	ro := client(udkSASQuery(t, tg.account, name, "r", k, now.Add(-5*time.Minute), now.Add(time.Hour), nil))
 	_, err = ro.AddEntity(ctx(), entity("pk", "rk2"), nil)

@@ -125,7 +125,7 @@ func (s *Server) getUserDelegationKey(c *call) error {
 		SignedService:          key.Service,
 		SignedVersion:          key.Version,
 		SignedDelegatedUserTid: key.DelegatedUserTenantID,
-		Value:                  base64.StdEncoding.EncodeToString(key.Value(c.res.account, c.acct.Keys[0])),
+		Value:                  base64.StdEncoding.EncodeToString(key.Value(c.acct.Name, c.acct.Keys[0])),
 	}, true)
 }
 
