@@ -70,14 +70,16 @@ type DelegationKey struct {
 // count to the second in UTC, so a client that writes skt with a
 // fraction of zeros gets the same key.
 func (k DelegationKey) Value(account string, accountKey []byte) []byte {
-	m := hmac.New(sha256.New, accountKey)
+	b := make([]byte, 0, 256)
 	for _, f := range []string{"tableemu user delegation key 1", account, k.ObjectID, k.TenantID,
 		k.Start.UTC().Format(DelegationTimeLayout), k.Expiry.UTC().Format(DelegationTimeLayout),
 		k.Service, k.Version, k.DelegatedUserTenantID} {
-		m.Write([]byte(strconv.Itoa(len(f))))
-		m.Write([]byte{':'})
-		m.Write([]byte(f))
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(b, ':')
+		b = append(b, f...)
 	}
+	m := hmac.New(sha256.New, accountKey)
+	m.Write(b)
 	return m.Sum(nil)
 }
 
