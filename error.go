@@ -44,10 +44,12 @@ const (
 	InvalidUri                              Code = "InvalidUri"
 	InvalidValueType                        Code = "InvalidValueType"
 	InvalidXmlDocument                      Code = "InvalidXmlDocument"
+	InvalidXmlNodeValue                     Code = "InvalidXmlNodeValue"
 	JsonFormatNotSupported                  Code = "JsonFormatNotSupported"
 	MediaTypeNotSupported                   Code = "MediaTypeNotSupported"
 	MethodNotAllowed                        Code = "MethodNotAllowed"
 	MissingRequiredHeader                   Code = "MissingRequiredHeader"
+	MissingRequiredXmlNode                  Code = "MissingRequiredXmlNode"
 	NoAuthenticationInformation             Code = "NoAuthenticationInformation"
 	NotImplemented                          Code = "NotImplemented"
 	OperationTimedOut                       Code = "OperationTimedOut"
@@ -107,10 +109,12 @@ var table = map[Code]entry{
 	InvalidUri:                              {400, "The requested URI does not represent any resource on the server."},
 	InvalidValueType:                        {400, "The value specified is invalid."},
 	InvalidXmlDocument:                      {400, "XML specified is not syntactically valid."},
+	InvalidXmlNodeValue:                     {400, "The value for one of the XML nodes is not in the correct format."}, // (O) Blob's Get User Delegation Key
 	JsonFormatNotSupported:                  {415, "JSON format is not supported."},
 	MediaTypeNotSupported:                   {415, "None of the provided media types are supported."},
 	MethodNotAllowed:                        {405, "The requested method is not allowed on the specified resource."},
 	MissingRequiredHeader:                   {400, "A required HTTP header was not specified."},
+	MissingRequiredXmlNode:                  {400, "A required XML node was not specified."},
 	NoAuthenticationInformation:             {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
 	NotImplemented:                          {501, "The requested operation is not implemented on the specified resource."},
 	OperationTimedOut:                       {500, "Operation could not be completed within the specified time."},

@@ -91,7 +91,7 @@ func VerifyBearer(req *Request, acct *Account) (*Grant, error) {
 	_, token, _ := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
 	token = strings.TrimSpace(token)
 
-	var claims jwt.RegisteredClaims
+	var claims entraClaims
 	// The signature is not verified (see above); ParseUnverified still
 	// checks the structure and decodes the claims. An unknown "alg" only
 	// matters for verification, so ErrTokenUnverifiable is not a refusal.
@@ -104,7 +104,7 @@ func VerifyBearer(req *Request, acct *Account) (*Grant, error) {
 	}
 	now := req.now()
 	v := jwt.NewValidator(jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithExpirationRequired())
-	if err := v.Validate(claims); err != nil {
+	if err := v.Validate(&claims); err != nil {
 		switch {
 		case errors.Is(err, jwt.ErrTokenExpired):
 			return nil, tokenRefused(req.Header, "Lifetime validation failed. The token is expired.")
@@ -119,7 +119,45 @@ func VerifyBearer(req *Request, acct *Account) (*Grant, error) {
 	if !audienceAllowed(claims.Audience, acct.Name) {
 		return nil, tokenRefused(req.Header, "Audience validation failed. Audience did not match: %q.", []string(claims.Audience))
 	}
-	return &Grant{Kind: SharedKeyGrant}, nil
+	return &Grant{Kind: SharedKeyGrant, Identity: claims.identity()}, nil
+}
+
+// entraClaims are the claims of a Microsoft Entra ID access token that
+// tableemu reads: the registered ones it checks, and the object and tenant
+// ids a user delegation key is issued to.
+type entraClaims struct {
+	jwt.RegisteredClaims
+	ObjectID string `json:"oid"`
+	TenantID string `json:"tid"`
+}
+
+// zeroGUID stands in for an id a token does not carry.
+const zeroGUID = "00000000-0000-0000-0000-000000000000"
+
+// identity is who the token names. Entra ID puts oid and tid in every
+// access token for a user or a service principal; a hand-made token may
+// lack them, so the object id falls back to sub and the tenant id to the
+// one in the issuer (https://sts.windows.net/<tid>/), then to zeros.
+func (c *entraClaims) identity() *Identity {
+	id := &Identity{ObjectID: c.ObjectID, TenantID: c.TenantID}
+	if id.ObjectID == "" {
+		id.ObjectID = c.Subject
+	}
+	if id.ObjectID == "" {
+		id.ObjectID = zeroGUID
+	}
+	if id.TenantID == "" {
+		for _, p := range issuerPrefixes {
+			if rest, ok := strings.CutPrefix(c.Issuer, p); ok {
+				id.TenantID, _, _ = strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+				break
+			}
+		}
+	}
+	if id.TenantID == "" {
+		id.TenantID = zeroGUID
+	}
+	return id
 }
 
 // challengeVersion is the first x-ms-version whose requests get a Bearer

@@ -32,6 +32,7 @@ const (
 	SetServiceProperties                // PUT /?restype=service&comp=properties
 	GetServiceStats                     // GET /?restype=service&comp=stats
 	Batch                               // POST /$batch (each sub-operation is checked on its own)
+	GetUserDelegationKey                // POST /?restype=service&comp=userdelegationkey (bearer tokens only)
 	Preflight                           // OPTIONS, unauthenticated
 )
 
@@ -54,6 +55,7 @@ var opNames = [...]string{
 	SetServiceProperties:  "SetServiceProperties",
 	GetServiceStats:       "GetServiceStats",
 	Batch:                 "Batch",
+	GetUserDelegationKey:  "GetUserDelegationKey",
 	Preflight:             "Preflight",
 }
 
@@ -106,7 +108,11 @@ type Grant struct {
 	ResourceTypes string
 	// Expiry is when a SAS stops being valid; zero for Shared Key.
 	Expiry time.Time
-	keys   KeyRange
+	// Identity is who the bearer token that produced the grant names;
+	// nil for every other credential. Only a token's grant may get a
+	// user delegation key (Allow).
+	Identity *Identity
+	keys     KeyRange
 }
 
 // KeyRange is a service SAS's entity scope (spk, srk, epk, erk).
@@ -186,8 +192,18 @@ func OutOfRange() *tableemu.Error {
 //
 // Batch checks only what covers the whole request — the table for a service
 // SAS, srt=o for an account SAS; the caller checks each sub-operation.
-// Preflight is always allowed.
+// Preflight is always allowed. Get User Delegation Key is allowed to a
+// bearer token's grant only (one with an Identity).
 func (g *Grant) Allow(op Op, table string) error {
+	if op == GetUserDelegationKey && g.Identity == nil {
+		// "Only authorization with Microsoft Entra ID is supported"
+		// (Learn, Get User Delegation Key). Blob storage answers an
+		// account key's request 403 AuthenticationFailed
+		// (Azure/azure-sdk-for-net#12052), Azurite with the detail below
+		// for any credential that is not a token; a SAS gets the same.
+		return authFailed("Only authentication scheme Bearer is supported").
+			WithHint("Get User Delegation Key needs a Microsoft Entra ID token: start tableemu with --oauth basic, serve HTTPS, and use a token credential.")
+	}
 	switch g.Kind {
 	case SharedKeyGrant:
 		return nil

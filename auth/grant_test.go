@@ -16,7 +16,7 @@ func TestOpString(t *testing.T) {
 		}
 		seen[s] = true
 	}
-	if len(seen) != 19 {
+	if len(seen) != 20 {
 		t.Errorf("%d ops", len(seen))
 	}
 	if s := Op(0).String(); s != "Op(0)" {
@@ -32,7 +32,16 @@ func TestOpString(t *testing.T) {
 
 func TestSharedKeyGrantAllowsEverything(t *testing.T) {
 	g := &Grant{Kind: SharedKeyGrant}
+	token := &Grant{Kind: SharedKeyGrant, Identity: &Identity{ObjectID: "o", TenantID: "t"}}
 	for _, op := range Ops() {
+		if err := token.Allow(op, "anytable"); err != nil {
+			t.Errorf("token %s: %v", op, err)
+		}
+		if op == GetUserDelegationKey {
+			// Only a bearer token may ask for a user delegation key.
+			wantErr(t, g.Allow(op, ""), tableemu.AuthenticationFailed)
+			continue
+		}
 		if err := g.Allow(op, "anytable"); err != nil {
 			t.Errorf("%s: %v", op, err)
 		}
@@ -66,6 +75,7 @@ var serviceNeeds = map[Op]string{
 	SetServiceProperties:  "-",
 	GetServiceStats:       "-",
 	Batch:                 "",
+	GetUserDelegationKey:  "!",
 	Preflight:             "",
 }
 
@@ -81,6 +91,8 @@ func TestServiceSASPermissions(t *testing.T) {
 			switch {
 			case need == "-":
 				wantErr(t, err, tableemu.AuthorizationFailure)
+			case need == "!":
+				wantErr(t, err, tableemu.AuthenticationFailed)
 			case hasAll(perms, need):
 				if err != nil {
 					t.Errorf("sp=%q %s: %v", perms, op, err)
@@ -126,6 +138,7 @@ var accountNeeds = map[Op]struct {
 	SetServiceProperties:  {"s", []string{"w"}},
 	GetServiceStats:       {"s", []string{"r"}},
 	Batch:                 {"o", []string{""}},
+	GetUserDelegationKey:  {"!", nil},
 	Preflight:             {"", []string{""}},
 }
 
@@ -141,6 +154,10 @@ func TestAccountSASPermissions(t *testing.T) {
 				err := g.Allow(op, "t")
 				if need.srt == "-" {
 					wantErr(t, err, tableemu.AuthorizationFailure)
+					continue
+				}
+				if need.srt == "!" {
+					wantErr(t, err, tableemu.AuthenticationFailed)
 					continue
 				}
 				if need.srt != "" && !strings.Contains(srt, need.srt) {

@@ -74,7 +74,10 @@ func (s *SAS) Verify(req *Request, acct *Account, opts VerifyOptions) (*Grant, e
 	if err := s.once(); err != nil {
 		return nil, err
 	}
-	if s.IsAccount() {
+	switch {
+	case s.IsUserDelegation():
+		return s.verifyUserDelegation(req, acct, opts) // delegation.go
+	case s.IsAccount():
 		return s.verifyAccount(req, acct, opts)
 	}
 	return s.verifyService(req, acct, opts)

@@ -14,8 +14,9 @@ import (
 // "st is optional but cannot be empty"); the details below reuse its wording.
 
 // sasFields are the query parameters a SAS consists of: every signed field
-// of a service or account SAS, and sig.
-var sasFields = []string{"sv", "ss", "srt", "tn", "sp", "st", "se", "sip", "spr", "si", "spk", "srk", "epk", "erk", "ses", "sig"}
+// of a service, account or user delegation SAS, and sig.
+var sasFields = []string{"sv", "ss", "srt", "tn", "sp", "st", "se", "sip", "spr", "si", "spk", "srk", "epk", "erk", "ses", "sig",
+	"skoid", "sktid", "skt", "ske", "sks", "skv", "skdutid", "sduoid"}
 
 // once refuses a SAS that gives one of its fields twice: the service takes
 // neither the first nor the last (docs/protocol.md 0.1).

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -438,6 +439,13 @@ func (r *replayer) xmlElement(where, path string, rn, an *xmlNode, reqID string)
 			}
 		case isPolicyTime(path):
 			r.matchPolicyTime(where+path, rt, at)
+		case path == "/UserDelegationKey/Value" && rt == "MA==":
+			// The recorder wrote MA== for the key (allow "sanitized"):
+			// tableemu's must be a 256-bit key in base64.
+			allow("sanitized")
+			if k, err := base64.StdEncoding.DecodeString(at); err != nil || len(k) != 32 {
+				r.failf("%s%s: tableemu %q is not a base64 256-bit key", where, path, at)
+			}
 		case rn.name == "message" && path == "/error/message":
 			// An error's message, with its RequestId and Time lines.
 			r.matchMessage(where+path, rt, at, reqID)

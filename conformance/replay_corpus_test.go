@@ -155,12 +155,15 @@ func credentialOf(c replayCorpus, file string, i int, e *recEntry) credential {
 }
 
 // aadModule: file is one of the Python SDK's test_table_aad tests (sync or
-// async), whose every client is made with a token credential
-// (get_token_credential in the tests' source): each request carried a
-// bearer token, unless replayCredentials says otherwise.
+// async) or its test_get_user_delegation_key (sync and async; not the
+// _shared_key_auth ones, which use the account key), whose every client is made
+// with a token credential (get_token_credential in the tests' source): each
+// request carried a bearer token, unless replayCredentials says otherwise.
 func aadModule(file string) bool {
 	return strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad.py") ||
-		strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad_async.py")
+		strings.HasPrefix(file, pythonCorpus.dir+"/test_table_aad_async.py") ||
+		file == pythonCorpus.dir+"/test_table_user_delegation_key.pyTestTableUserDelegationKeytest_get_user_delegation_key.json" ||
+		file == pythonCorpus.dir+"/test_table_user_delegation_key_async.pyTestTableUserDelegationKeyAsynctest_get_user_delegation_key_async.json"
 }
 
 // tokenClass: file is a .NET test class's run with a Microsoft Entra ID

@@ -65,7 +65,7 @@ func replayRecording(t testing.TB, c replayCorpus, name string, rec *recording, 
 	if cfg.OAuth != "" {
 		// Tokens from Microsoft Entra ID for storage (tls_test.go): one
 		// tableemu accepts, and one from an issuer it refuses.
-		r.bearer = string(mint(t, entraClaims()))
+		r.bearer = string(mint(t, entraClaims(keyIdentity(rec)...)))
 		r.refusedBearer = string(mint(t, entraClaims("iss", "https://issuer.example/")))
 	}
 	r.permissions = twinPermissions(t, c, name, rec)
@@ -78,6 +78,25 @@ func replayRecording(t testing.TB, c replayCorpus, name string, rec *recording, 
 		r.entry(i, &rec.Entries[i])
 	}
 	return r.diffs
+}
+
+// signedIdentity finds a user delegation key's SignedOid and SignedTid.
+var signedIdentity = regexp.MustCompile(`<SignedOid>([^<]*)</SignedOid><SignedTid>([^<]*)</SignedTid>`)
+
+// keyIdentity is the oid and tid claims of the token the replay sends: the
+// identity a recorded user delegation key was issued to (its SignedOid,
+// and its SignedTid, which the recorder wrote as zeros), as claims for
+// entraClaims, so that the key tableemu issues names the same identity;
+// none for a file without one. The live test's token is not recorded, and
+// a token names whom it was issued to, so the replay stands in for the same
+// identity, not for another.
+func keyIdentity(rec *recording) []any {
+	for i := range rec.Entries {
+		if m := signedIdentity.FindSubmatch(rec.Entries[i].ResponseBody); m != nil {
+			return []any{"oid", string(m[1]), "tid", string(m[2])}
+		}
+	}
+	return nil
 }
 
 // restoreAccountState gives tableemu the service properties the live

@@ -129,6 +129,8 @@ func operationKind(e *recEntry) string {
 		return map[string]string{"GET": "get service properties", "PUT": "set service properties"}[e.RequestMethod]
 	case q.Get("comp") == "stats":
 		return "get service stats"
+	case q.Get("comp") == "userdelegationkey":
+		return "get user delegation key"
 	case q.Get("comp") == "acl":
 		return map[string]string{"GET": "get table ACL", "PUT": "set table ACL"}[e.RequestMethod]
 	case strings.HasSuffix(p, "/$batch"):

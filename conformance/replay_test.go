@@ -56,8 +56,9 @@ var replayAllowed = map[string]string{
 		"replay first sets that recorded document with one Set Service Properties, less the settings a Set earlier " +
 		"in the file wrote (which the replay sends itself), so that every answer, that Get included, is compared exactly.",
 	"sanitized": "The Python recorder replaced some values with placeholders: a Location header may read " +
-		"https://example.com (the Java one's https://REDACTED, without a path). tableemu's must then be a URL of the local account.",
-	"sas-window": "A SAS's st and se and a stored access policy's Start and Expiry are moved to the same place " +
+		"https://example.com (the Java one's https://REDACTED, without a path). tableemu's must then be a URL of the local account. " +
+		"A user delegation key's Value reads MA==; tableemu's must then be a 256-bit key in base64.",
+	"sas-window": "A SAS's st and se, a stored access policy's Start and Expiry and a user delegation key's are moved to the same place " +
 		"relative to now as they were relative to the recording (the words start and end, or Sanitized, the Python " +
 		"recorder wrote for st and se become 15 minutes before now and an hour after), and signed again; an answer's Start or " +
 		"Expiry must be the recorded one moved by the same whole number of seconds, written alike.",

@@ -92,9 +92,12 @@ func (r *replayer) shiftPolicies(body []byte) []byte {
 	})
 }
 
-// isPolicyTime: an element of an answer holding a window's time.
+// isPolicyTime: an element of an answer holding a window's time: a stored
+// access policy's, or a user delegation key's, whose window the request
+// set in its KeyInfo (moved as requestBody moves every Start and Expiry).
 func isPolicyTime(path string) bool {
-	return strings.HasSuffix(path, "/AccessPolicy/Start") || strings.HasSuffix(path, "/AccessPolicy/Expiry")
+	return strings.HasSuffix(path, "/AccessPolicy/Start") || strings.HasSuffix(path, "/AccessPolicy/Expiry") ||
+		path == "/UserDelegationKey/SignedStart" || path == "/UserDelegationKey/SignedExpiry"
 }
 
 // matchPolicyTime compares a window's time in an answer: the recorded one

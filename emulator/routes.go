@@ -48,6 +48,7 @@ func (s *Server) routes() *mux.Router {
 		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.getServiceProperties, true},
 		{[]string{"PUT"}, kService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.setServiceProperties, true},
 		{[]string{"GET"}, kService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.getServiceStats, true},
+		{[]string{"POST"}, kService, nil, []string{"restype", "service", "comp", "userdelegationkey"}, auth.GetUserDelegationKey, s.getUserDelegationKey, true},
 		// Below a table name (undertable.go).
 		{[]string{"POST"}, kUnderTableTables, nil, nil, auth.InsertEntity, jsonBody(s.insertEntity), false},
 		{[]string{"GET"}, kUnderTableTables, nil, nil, auth.QueryEntities, s.underTableQuery, false},
@@ -59,6 +60,7 @@ func (s *Server) routes() *mux.Router {
 		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.GetServiceProperties, s.underTableService, true},
 		{[]string{"PUT"}, kUnderTableService, nil, []string{"restype", "service", "comp", "properties"}, auth.SetServiceProperties, s.underTableService, true},
 		{[]string{"GET"}, kUnderTableService, nil, []string{"restype", "service", "comp", "stats"}, auth.GetServiceStats, s.underTableService, true},
+		{[]string{"POST"}, kUnderTableService, nil, []string{"restype", "service", "comp", "userdelegationkey"}, auth.GetUserDelegationKey, s.underTableService, true},
 	}
 	for _, rt := range table {
 		m := r.Methods(rt.methods...).MatcherFunc(kind(rt.kind))
