@@ -288,7 +288,9 @@ func isTableHost(host string) bool {
 //     table, and XML);
 //   - restype=service&comp=properties where it is a
 //     StorageServiceProperties document (Set and Get Service Properties,
-//     on the account's root: TableServiceClientTest.setGetProperties);
+//     on the account's root: TableServiceClientTest.setGetProperties), and
+//     restype=service&comp=stats where it is StorageServiceStats (Get
+//     Service Stats, read from the secondary: replayer.base);
 //   - $format=application/json;odata=<level> where a JSON answer's
 //     Content-Type names a level other than the one the request's Accept
 //     asks for (a bare application/json asking for minimalmetadata,
@@ -314,6 +316,9 @@ func rebuildRedactedQuery(e *recEntry) {
 			break
 		} else if err == nil && n.name == "StorageServiceProperties" {
 			q = append(q, "restype=service", "comp=properties")
+			break
+		} else if err == nil && n.name == "StorageServiceStats" {
+			q = append(q, "restype=service", "comp=stats")
 			break
 		}
 	}
