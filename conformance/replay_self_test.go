@@ -237,8 +237,9 @@ var javaJSAlterations = []alteration{
 // TestReplayRedactedQueries: the queries the Java recorder replaced with
 // ?REDACTED read, once loaded, as the entry shows them (comp=acl from a
 // SignedIdentifiers body, restype=service&comp=properties or comp=stats
-// from a StorageServiceProperties or StorageServiceStats one, $format from an answer at another odata
-// level than Accept's), and no ?REDACTED is left.
+// from a StorageServiceProperties or StorageServiceStats one, $format
+// from an answer at another odata level than Accept's), and no ?REDACTED
+// is left.
 func TestReplayRedactedQueries(t *testing.T) {
 	for file, want := range map[string]map[int]string{
 		javaClient + "setAndListAccessPolicies.json":          {1: "comp=acl", 2: "comp=acl"},
