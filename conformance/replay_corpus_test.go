@@ -289,6 +289,11 @@ func isTableHost(host string) bool {
 //   - comp=acl where the request's body or the answer's is a
 //     SignedIdentifiers document (Set and Get Table ACL: a path naming a
 //     table, and XML);
+//   - restype=service&comp=properties where it is a
+//     StorageServiceProperties document (Set and Get Service Properties,
+//     on the account's root: TableServiceClientTest.setGetProperties), and
+//     restype=service&comp=stats where it is StorageServiceStats (Get
+//     Service Stats, read from the secondary: replayer.base);
 //   - $format=application/json;odata=<level> where a JSON answer's
 //     Content-Type names a level other than the one the request's Accept
 //     asks for (a bare application/json asking for minimalmetadata,
@@ -311,6 +316,12 @@ func rebuildRedactedQuery(e *recEntry) {
 	for _, b := range [][]byte{reqBody, respBody} {
 		if n, err := parseXML(b); err == nil && n.name == "SignedIdentifiers" {
 			q = append(q, "comp=acl")
+			break
+		} else if err == nil && n.name == "StorageServiceProperties" {
+			q = append(q, "restype=service", "comp=properties")
+			break
+		} else if err == nil && n.name == "StorageServiceStats" {
+			q = append(q, "restype=service", "comp=stats")
 			break
 		}
 	}

@@ -114,14 +114,15 @@ func (r *replayer) send(req *http.Request) (*http.Response, []byte, error) {
 // base is the local service root for a recorded host, path style (allow
 // "host"). Every live Table host of a recording names its one account
 // (liveTableHost); a first label ending in -secondary, or a host the
-// recorder sanitized to "Sanitized" asked for comp=stats (the Python
-// tests read stats from the secondary), names the account's secondary
-// endpoint, /<account>-secondary.
+// recorder sanitized to "Sanitized" (Python) or REDACTED (Java) asked for
+// comp=stats (those SDKs' tests read stats from the secondary, the only
+// endpoint that answers it), names the account's secondary endpoint,
+// /<account>-secondary.
 func (r *replayer) base(host, rawQuery string) string {
 	allow("host")
 	label, _, _ := strings.Cut(host, ".")
 	q, _ := url.ParseQuery(rawQuery)
-	if strings.HasSuffix(strings.ToLower(label), "-secondary") || label == "Sanitized" && q.Get("comp") == "stats" {
+	if strings.HasSuffix(strings.ToLower(label), "-secondary") || (label == "Sanitized" || label == javaRedacted) && q.Get("comp") == "stats" {
 		return r.local + "/" + r.account + "-secondary"
 	}
 	return r.local + "/" + r.account

@@ -236,12 +236,18 @@ var javaJSAlterations = []alteration{
 
 // TestReplayRedactedQueries: the queries the Java recorder replaced with
 // ?REDACTED read, once loaded, as the entry shows them (comp=acl from a
-// SignedIdentifiers body, $format from an answer at another odata level
-// than Accept's), and no ?REDACTED is left.
+// SignedIdentifiers body, restype=service&comp=properties or comp=stats
+// from a StorageServiceProperties or StorageServiceStats one, $format
+// from an answer at another odata level than Accept's), and no ?REDACTED
+// is left.
 func TestReplayRedactedQueries(t *testing.T) {
 	for file, want := range map[string]map[int]string{
 		javaClient + "setAndListAccessPolicies.json":          {1: "comp=acl", 2: "comp=acl"},
 		javaClient + "deleteEntityWithResponseMatchETag.json": {2: "$format=application%2Fjson%3Bodata%3Dfullmetadata"},
+		// The StorageServiceProperties bodies of Set and Get Service
+		// Properties on the account's root.
+		"java/TableServiceClientTest.setGetProperties.json": {0: "restype=service&comp=properties", 1: "restype=service&comp=properties"},
+		"java/TableServiceClientTest.getStatistics.json":    {0: "restype=service&comp=stats"},
 		// Accept: application/json, answered at minimalmetadata: the
 		// query shows nothing (the test sent timeout=5000 and, for Query
 		// Tables, $format=application/json;odata=minimalmetadata).

@@ -103,6 +103,10 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
+	"todo-batch-group-headers": "a change set whose second insert names another PartitionKey: live (x-ms-version 2020-12-06, Java SDK " +
+		"recording submitTransactionWithDifferentPartitionKeys) writes the failed part 400 CommandsInBatchActOnDifferentPartitions " +
+		"with the insert's own Cache-Control: no-cache and Preference-Applied: return-no-content, as for InvalidDuplicateRow; " +
+		"tableemu leaves both out (emulator/batchfail.go, group, from CloudStub's tests, not a live answer)",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
@@ -153,8 +157,42 @@ var replayKnownDifferences = []knownDifference{
 	{javaClient + "deleteEntityWithResponseMatchETag.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
 	{javaClient + "setAndListAccessPolicies.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
 	{javaClient + "setAndListAccessPolicies.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{"java/TableServiceAsyncClientTest.getStatistics.json", 0, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{"java/TableServiceAsyncClientTest.getStatistics.json", 0, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{"java/TableServiceClientTest.getStatistics.json", 0, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{"java/TableServiceClientTest.getStatistics.json", 0, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
 	{javaImpl + "deleteNonExistentEntityImpl.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
 	{javaImpl + "deleteNonExistentEntityImpl.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "createTableDuplicateNameImpl.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "createTableDuplicateNameImpl.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "mergeNonExistentEntityImpl.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "mergeNonExistentEntityImpl.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "deleteNonExistentTableImpl.json", 1, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "deleteNonExistentTableImpl.json", 1, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "insertNoETagImpl.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "insertNoETagImpl.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "mergeEntityImpl.json", 3, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "mergeEntityImpl.json", 3, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "updateNonExistentEntityImpl.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "updateNonExistentEntityImpl.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "deleteEntityImpl.json", 3, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "deleteEntityImpl.json", 3, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaImpl + "updateEntityImpl.json", 3, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaImpl + "updateEntityImpl.json", 3, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "getEntityWithResponse.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaClient + "getEntityWithResponse.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "createEntityWithAllSupportedDataTypes.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaClient + "createEntityWithAllSupportedDataTypes.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "deleteEntity.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaClient + "deleteEntity.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "updateEntityWithResponseMerge.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaClient + "updateEntityWithResponseMerge.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "updateEntityWithResponseMerge.json", 4, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaClient + "updateEntityWithResponseMerge.json", 4, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "submitTransaction.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
+	{javaClient + "submitTransaction.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
+	{javaClient + "submitTransactionWithDifferentPartitionKeys.json", 1, `part 0: part 0: header Cache-Control: recorded "no-cache", tableemu none`, "todo-batch-group-headers"},
+	{javaClient + "submitTransactionWithDifferentPartitionKeys.json", 1, `part 0: part 0: header Preference-Applied: recorded "return-no-content", tableemu none`, "todo-batch-group-headers"},
 }
 
 // TestReplayNET replays the .NET SDK's recordings, each against its own
