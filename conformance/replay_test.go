@@ -103,10 +103,6 @@ var replayKnownItems = map[string]string{
 	"cors-any-origin": "no fresh endpoint reproduces this: the live account held a CORS rule allowing every origin (*), " +
 		"set outside the file, so a GET without Origin got Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; " +
 		"tableemu answers so with such a rule (TestCORSWithoutOrigin)",
-	"todo-batch-group-headers": "a change set whose second insert names another PartitionKey: live (x-ms-version 2020-12-06, Java SDK " +
-		"recording submitTransactionWithDifferentPartitionKeys) writes the failed part 400 CommandsInBatchActOnDifferentPartitions " +
-		"with the insert's own Cache-Control: no-cache and Preference-Applied: return-no-content, as for InvalidDuplicateRow; " +
-		"tableemu leaves both out (emulator/batchfail.go, group, from CloudStub's tests, not a live answer)",
 }
 
 // Recordings of the Python SDK, by test class, for replayKnownDifferences
@@ -191,8 +187,6 @@ var replayKnownDifferences = []knownDifference{
 	{javaClient + "updateEntityWithResponseMerge.json", 4, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
 	{javaClient + "submitTransaction.json", 2, `header Access-Control-Allow-Origin: recorded "*"`, "cors-any-origin"},
 	{javaClient + "submitTransaction.json", 2, "header Access-Control-Expose-Headers: recorded", "cors-any-origin"},
-	{javaClient + "submitTransactionWithDifferentPartitionKeys.json", 1, `part 0: part 0: header Cache-Control: recorded "no-cache", tableemu none`, "todo-batch-group-headers"},
-	{javaClient + "submitTransactionWithDifferentPartitionKeys.json", 1, `part 0: part 0: header Preference-Applied: recorded "return-no-content", tableemu none`, "todo-batch-group-headers"},
 }
 
 // TestReplayNET replays the .NET SDK's recordings, each against its own

@@ -137,7 +137,7 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 			// An entity group is one table and one PartitionKey. Another
 			// table has no observed code of its own (docs/protocol.md 12.3);
 			// the service's wording covers it.
-			return "", &batchFailure{index: i, group: true, err: tableemu.New(tableemu.CommandsInBatchActOnDifferentPartitions)}
+			return "", &batchFailure{index: i, err: tableemu.New(tableemu.CommandsInBatchActOnDifferentPartitions)}
 		}
 		k := entityKey{o.w.pk, o.w.rk}
 		if _, dup := seen[k]; dup {

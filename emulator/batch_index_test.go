@@ -85,10 +85,11 @@ func TestBatchIndexRule(t *testing.T) {
 
 // TestBatchFailureHeaders: the failed part carries the operation's own
 // Cache-Control (and an insert's Preference-Applied) except for a missing
-// table and two entity groups; a repeated entity and a 101st operation
-// carry them (Go SDK recording TestBatchErrorHandleResponse, Python SDK
+// table; a repeated entity, two entity groups and a 101st operation carry
+// them (Go SDK recording TestBatchErrorHandleResponse, Python SDK
 // recordings test_batch_same_row_operations_fail and
-// test_batch_too_many_ops; CloudStub for two entity groups).
+// test_batch_too_many_ops, Java SDK recording
+// submitTransactionWithDifferentPartitionKeys for two entity groups).
 func TestBatchFailureHeaders(t *testing.T) {
 	_, hs := batchServer(t)
 	own := "X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nPreference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n"
@@ -101,7 +102,7 @@ func TestBatchFailureHeaders(t *testing.T) {
 	}{
 		{"same entity twice", []string{insertOp("p", "1"), insertOp("p", "2"), insertOp("p", "3"), insertOp("p", "1")}, "400 Bad Request", own},
 		{"missing table", []string{strings.Replace(insertOp("p", "x"), "/batchtbl", "/doesntexist", 1)}, "404 Not Found", group},
-		{"two entity groups", []string{insertOp("p", "1"), insertOp("q", "2")}, "400 Bad Request", group},
+		{"two entity groups", []string{insertOp("p", "1"), insertOp("q", "2")}, "400 Bad Request", own},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := postBatch(t, hs, batchCT, changeset(tc.ops...))

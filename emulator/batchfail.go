@@ -15,16 +15,17 @@ import (
 type batchFailure struct {
 	index int // the failed operation; -1 for an empty change set
 	err   *tableemu.Error
-	// group marks the two failures the live service answers without the
+	// group marks the failure the live service answers without the
 	// operation's Cache-Control and Preference-Applied: a missing table
 	// (WIRE-JS should_handle_sub_request_error, Python SDK recording
-	// test_new_non_existent_table at 2025-07-05) and two entity groups
-	// (CloudStub's transaction tests). Every other failure carries them as
-	// the operation's own answer would, the batch-level InvalidDuplicateRow
-	// and the 101st operation included (WIRE-GO TestBatchError and
-	// TestBatchErrorHandleResponse; Python SDK recordings
-	// test_batch_same_row_operations_fail and test_batch_too_many_ops at
-	// 2019-02-02 and 2025-07-05).
+	// test_new_non_existent_table at 2025-07-05). Every other failure
+	// carries them as the operation's own answer would: the batch-level
+	// InvalidDuplicateRow, two entity groups and the 101st operation
+	// included (WIRE-GO TestBatchError and TestBatchErrorHandleResponse;
+	// Python SDK recordings test_batch_same_row_operations_fail and
+	// test_batch_too_many_ops at 2019-02-02 and 2025-07-05; Java SDK
+	// recording TableClientTest.submitTransactionWithDifferentPartitionKeys
+	// at 2020-12-06, where CloudStub's transaction tests had it bare).
 	group bool
 }
 
