@@ -86,10 +86,11 @@ type Store struct {
 	autoIdx      autoIndexes
 	tables       tableCache
 	fc           filtercache.Cache // cache.go
+	gc           collector         // deletes what resets and restores retire (gc.go)
+
 	// cacheHits counts the pages answered from the filter cache,
 	// cacheWaits the scans that waited for a load (tests).
 	cacheHits, cacheWaits atomic.Int64
-	gc                    collector // deletes what resets and restores retire (gc.go)
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (docs/protocol.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
