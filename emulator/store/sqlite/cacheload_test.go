@@ -300,12 +300,11 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestFilterCacheLoadRacesWrites: a write to a table the cache does not
 // hold records no entity for it (opTouch: filtercache's TestPutRecords),
 // and a load that races such writes never leaves the cache without one of
-// them. First the worst
-// interleaving, forced: the load reads the table and installs its tree
-// after the write was recorded and before it commits. Then loads again
-// and again beside a stream of inserts, replaces and deletes. After
-// each, the cache holds SQLite's keys, or nothing, and scans from it
-// answer as scans of SQLite.
+// them. First the worst interleaving, forced: the load reads the table
+// and installs its tree after the write was recorded and before it
+// commits. Then loads again and again beside a stream of inserts,
+// replaces and deletes. After each, the cache holds SQLite's keys, or
+// nothing, and scans from it answer as scans of SQLite.
 func TestFilterCacheLoadRacesWrites(t *testing.T) {
 	s, tb := openUnloaded(t, 1500, "race")
 	ctx := context.Background()
@@ -384,11 +383,11 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 
 // TestFilterCacheLargeNamesAfterReload: a write records only the names of
 // its large values its table's cache did not know (filtercache's
-// TestPutRecords); should the table's tree
-// be replaced before the write commits — forgotten, then loaded from a
-// snapshot in which no entity has a large value of that name — the name
-// still ends up in the new tree's list, and a filter on it reads SQLite,
-// which holds the value the slim form left out.
+// TestPutRecords); should the table's tree be replaced before the write
+// commits — forgotten, then loaded from a snapshot in which no entity has
+// a large value of that name — the name still ends up in the new tree's
+// list, and a filter on it reads SQLite, which holds the value the slim
+// form left out.
 func TestFilterCacheLargeNamesAfterReload(t *testing.T) {
 	s, tb := openUnloaded(t, 10, "names")
 	ctx := context.Background()
