@@ -67,7 +67,7 @@ type Config struct {
 	NoAutoIndex bool // --noAutoIndex
 	// CacheSize bounds, in MiB, the copy of the tables the SQLite store
 	// keeps in memory for scans no index serves
-	// (emulator/store/sqlite/filtercache.go); 0 means the default,
+	// (emulator/store/sqlite/filtercache); 0 means the default,
 	// DefaultCacheSize, and a negative value (--cacheSize 0) turns it off.
 	CacheSize int // --cacheSize
 	// Insights classifies queries and collects design statistics

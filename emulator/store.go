@@ -35,7 +35,7 @@ func cacheBudget(cfg Config) int64 {
 
 // Memory (docs/command-line.md, "Memory"). The filter cache counts what
 // it holds against its budget and evicts before it passes it
-// (emulator/store/sqlite/cachebudget.go). Besides it the process holds
+// (emulator/store/sqlite/filtercache/budget.go). Besides it the process holds
 // the rest of the Go heap (requests, buffers), the collector's headroom,
 // SQLite's page caches (C memory: 16 MB for the writer, 2 MB for each
 // reader) and the runtime's own: MemoryAllowance bounds them together,

@@ -16,7 +16,7 @@ import (
 
 // The SQLite store reads the tables of a database it opens into its
 // filter cache in the background, and a scan of a table being read waits
-// for it (emulator/store/sqlite/cacheload.go). The store's tests cover
+// for it (emulator/store/sqlite/filtercache/load.go). The store's tests cover
 // that with hooks; this one goes through the binary and the Go SDK, as an
 // application restarting its emulator does: the answers of non-key
 // filter queries right after a restart, from several clients at once,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
@@ -61,9 +62,9 @@ func TestFilterCachePreload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.fc.loads.Wait()
+	s.fc.WaitLoads()
 	for _, tb := range tbs {
-		if _, ok := s.fc.cachedKeys(tb.ID); !ok {
+		if _, ok := s.fc.Keys(tb.ID); !ok {
 			t.Fatalf("table %s is not cached after Open", tb.Name)
 		}
 		want, _ := scanAll(t, s, tb, "Tag eq 't7'", 10, false)
@@ -78,15 +79,16 @@ func TestFilterCachePreload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = openStore(ctx, Options{Dir: dir, NoAutoIndex: true, FilterCache: fi.Size()/preloadFactor - 1})
+	budget := fi.Size()/preloadFactor - 1
+	s, err = openStore(ctx, Options{Dir: dir, NoAutoIndex: true, FilterCache: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.fc.loads.Wait()
+	s.fc.WaitLoads()
 	for _, tb := range tbs {
-		if _, ok := s.fc.cachedKeys(tb.ID); ok {
-			t.Fatalf("table %s was read at Open though the file is %d bytes against a budget of %d", tb.Name, fi.Size(), s.fc.budget)
+		if _, ok := s.fc.Keys(tb.ID); ok {
+			t.Fatalf("table %s was read at Open though the file is %d bytes against a budget of %d", tb.Name, fi.Size(), budget)
 		}
 	}
 }
@@ -140,12 +142,72 @@ func TestFilterCachePreloadCountsTheLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.fc.loads.Wait()
-		_, cached := s.fc.cachedKeys(tb.ID)
+		s.fc.WaitLoads()
+		_, cached := s.fc.Keys(tb.ID)
 		s.Close()
 		if want := budget*preloadFactor >= size[0]+size[1]; cached != want {
 			t.Errorf("file %d and log %d bytes, budget %d: read at Open %v, want %v", size[0], size[1], budget, cached, want)
 		}
+	}
+}
+
+// TestFilterCacheLoadStopsWhenFull: a load counts its tree against the
+// budget as it reads, and stops when the tables already cached leave no
+// room for it, rather than read the whole table and drop it then.
+func TestFilterCacheLoadStopsWhenFull(t *testing.T) {
+	ctx := context.Background()
+	const budget = 1 << 20
+	s, err := openStore(ctx, Options{Dir: t.TempDir(), FilterCache: budget, NoAutoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fill := func(name string, n int) Table {
+		var tb Table
+		err := s.Update(ctx, func(tx *Tx) (err error) {
+			if tb, err = tx.CreateTable("a", name); err != nil {
+				return err
+			}
+			for i := range n {
+				e := &edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", i),
+					Properties: []edm.Property{{Name: "Tag", Value: edm.NewString(fmt.Sprintf("t%d", i%100))}}}
+				if err := tx.InsertEntity(tb, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	// Each about 0.7 MiB counted: the second evicts the first.
+	first, second := fill("first", 5000), fill("second", 5000)
+	if _, ok := s.fc.Keys(first.ID); ok {
+		t.Fatal("the first table is still cached")
+	}
+	held := s.fc.Stats().Bytes
+	var read error
+	loaded := false
+	s.fc.Load(first.ID, func(tid int64, l *filtercache.Loader) error {
+		loaded = true
+		read = s.readTable(tid, l)
+		return read
+	})
+	s.fc.WaitLoads()
+	if !loaded {
+		t.Fatal("no load started")
+	}
+	if !errors.Is(read, filtercache.ErrNoRoom) {
+		t.Fatalf("the load ended with %v, want ErrNoRoom", read)
+	}
+	_, load, _ := s.fc.Lookup(first.ID, s.fc.Committed())
+	if total := s.fc.Stats().Bytes; total != held || !load {
+		t.Fatalf("after the load the cache counts %d bytes (may be loaded again %v), want %d as before", total, load, held)
+	}
+	if _, ok := s.fc.Keys(second.ID); !ok {
+		t.Fatal("the second table left the cache")
 	}
 }
 
@@ -160,9 +222,9 @@ func TestFilterCacheScanWaitsForLoad(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
-	loadHook = func(int64) { close(started); <-release }
+	s.fc.SetHooks(&filtercache.Hooks{Load: func(int64) { close(started); <-release }})
 	// Before Close, which waits for the load, also when the test fails.
-	defer func() { free(); loadHook = nil }()
+	defer free()
 	s.loadTable(tb.ID)
 	<-started
 
@@ -178,7 +240,7 @@ func TestFilterCacheScanWaitsForLoad(t *testing.T) {
 			return err
 		})
 	}()
-	waitFor(t, func() bool { return s.fc.waits.Load() == 1 })
+	waitFor(t, func() bool { return s.cacheWaits.Load() == 1 })
 	cancel()
 	select {
 	case err := <-gaveUp:
@@ -198,7 +260,7 @@ func TestFilterCacheScanWaitsForLoad(t *testing.T) {
 		out, hits := scanAll(t, s, tb, "Tag eq 't7'", 10, true)
 		done <- result{out, hits}
 	}()
-	waitFor(t, func() bool { return s.fc.waits.Load() == 2 })
+	waitFor(t, func() bool { return s.cacheWaits.Load() == 2 })
 	free()
 	r := <-done
 	// The table was not cached when the scan began: it read the cache
@@ -236,13 +298,13 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // TestFilterCacheLoadRacesWrites: a write to a table the cache does not
-// hold records no entity for it (opTouch), and a load that races such
-// writes never leaves the cache without one of them. First the worst
-// interleaving, forced: the load reads the table and installs its tree
-// after the write was recorded and before it commits. Then loads again
-// and again beside a stream of inserts, replaces and deletes. After
-// each, the cache holds SQLite's keys, or nothing, and scans from it
-// answer as scans of SQLite.
+// hold records no entity for it (opTouch: filtercache's TestPutRecords),
+// and a load that races such writes never leaves the cache without one of
+// them. First the worst interleaving, forced: the load reads the table
+// and installs its tree after the write was recorded and before it
+// commits. Then loads again and again beside a stream of inserts,
+// replaces and deletes. After each, the cache holds SQLite's keys, or
+// nothing, and scans from it answer as scans of SQLite.
 func TestFilterCacheLoadRacesWrites(t *testing.T) {
 	s, tb := openUnloaded(t, 1500, "race")
 	ctx := context.Background()
@@ -252,7 +314,7 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		if keys, ok := s.fc.cachedKeys(tb.ID); ok && keys != sqliteKeys(t, s, tb.ID) {
+		if keys, ok := s.fc.Keys(tb.ID); ok && keys != sqliteKeys(t, s, tb.ID) {
 			t.Fatalf("%s: the cache's keys differ from SQLite's", when)
 		}
 		want, _ := scanAll(t, s, tb, "Tag eq 't7'", 100, false)
@@ -268,28 +330,21 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 		if err := put(tx, 2001, "t7"); err != nil {
 			return err
 		}
-		if op := tx.cacheOps[len(tx.cacheOps)-1]; op.kind != opTouch || op.slim != nil {
-			t.Errorf("a write to a table the cache does not hold made its slim form (op %d)", op.kind)
-		}
 		s.loadTable(tb.ID) // reads the snapshot before this write
-		waitFor(t, func() bool { _, ok := s.fc.cachedKeys(tb.ID); return ok })
+		waitFor(t, func() bool { _, ok := s.fc.Keys(tb.ID); return ok })
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.fc.cachedKeys(tb.ID); ok {
+	if _, ok := s.fc.Keys(tb.ID); ok {
 		t.Fatal("the tree installed between a write and its commit was kept")
 	}
 	check("after a load installed between a write and its commit")
 
 	n := 0
 	for round := 0; round < 30; round++ {
-		s.fc.mu.Lock()
-		if st := s.fc.tables[tb.ID]; st != nil && st.master != nil {
-			s.fc.forget(st)
-		}
-		s.fc.mu.Unlock()
+		s.fc.Forget(tb.ID)
 		stop, wrote := make(chan struct{}), make(chan error, 1)
 		go func() {
 			for ; ; n++ {
@@ -316,7 +371,7 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 			}
 		}()
 		s.loadTable(tb.ID)
-		s.fc.loads.Wait()
+		s.fc.WaitLoads()
 		close(stop)
 		if err := <-wrote; err != nil {
 			t.Fatal(err)
@@ -327,20 +382,21 @@ func TestFilterCacheLoadRacesWrites(t *testing.T) {
 }
 
 // TestFilterCacheLargeNamesAfterReload: a write records only the names of
-// its large values its table's cache did not know; should the table's tree
-// be replaced before the write commits — forgotten, then loaded from a
-// snapshot in which no entity has a large value of that name — the name
-// still ends up in the new tree's list, and a filter on it reads SQLite,
-// which holds the value the slim form left out.
+// its large values its table's cache did not know (filtercache's
+// TestPutRecords); should the table's tree be replaced before the write
+// commits — forgotten, then loaded from a snapshot in which no entity has
+// a large value of that name — the name still ends up in the new tree's
+// list, and a filter on it reads SQLite, which holds the value the slim
+// form left out.
 func TestFilterCacheLargeNamesAfterReload(t *testing.T) {
 	s, tb := openUnloaded(t, 10, "names")
 	ctx := context.Background()
-	long := strings.Repeat("D", slimMax+1)
+	long := strings.Repeat("D", filtercache.SlimMax+1)
 	doc := func(rk string) *edm.Entity {
 		return &edm.Entity{PartitionKey: "p", RowKey: rk, Properties: []edm.Property{{Name: "Doc", Value: edm.NewString(long)}}}
 	}
 	s.loadTable(tb.ID)
-	s.fc.loads.Wait()
+	s.fc.WaitLoads()
 	// Doc becomes a known large name, and stays one after its entity goes.
 	for _, fn := range []func(tx *Tx) error{
 		func(tx *Tx) error { return tx.InsertEntity(tb, doc("a")) },
@@ -354,14 +410,9 @@ func TestFilterCacheLargeNamesAfterReload(t *testing.T) {
 		if err := tx.InsertEntity(tb, doc("b")); err != nil {
 			return err
 		}
-		if op := tx.cacheOps[len(tx.cacheOps)-1]; len(op.large) != 0 || !op.known["Doc"] {
-			t.Errorf("the write recorded large names %q, knowing %v", op.large, op.known)
-		}
-		s.fc.mu.Lock()
-		s.fc.forget(s.fc.tables[tb.ID])
-		s.fc.mu.Unlock()
+		s.fc.Forget(tb.ID)
 		s.loadTable(tb.ID) // a snapshot without any large Doc
-		waitFor(t, func() bool { _, ok := s.fc.cachedKeys(tb.ID); return ok })
+		waitFor(t, func() bool { _, ok := s.fc.Keys(tb.ID); return ok })
 		return nil
 	})
 	if err != nil {

@@ -45,8 +45,8 @@ func TestCachedScanKeepsOffTheMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.loadTable(tb.ID)
-	s.fc.loads.Wait()
-	if _, ok := s.fc.cachedKeys(tb.ID); !ok {
+	s.fc.WaitLoads()
+	if _, ok := s.fc.Keys(tb.ID); !ok {
 		t.Fatal("the table was not cached")
 	}
 

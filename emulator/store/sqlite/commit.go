@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
 )
 
 // Group commit. Every commit has a fixed cost: SQLite appends the pages it
@@ -198,7 +200,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 	bg := context.Background()
 	defer func() { c.tx = Tx{} }() // drop the last closure's context
 	// What the last group encoded is dead: it committed (or not) and the
-	// filter cache copied what it keeps (fc.commit).
+	// filter cache copied what it keeps (fc.Commit).
 	c.propMem = c.propMem[:0]
 	fail := func(err error) {
 		for _, r := range group {
@@ -214,7 +216,7 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 	single := len(group) == 1
 	ok := 0
 	tablesChanged, garbage := false, false
-	var cacheOps []cacheOp
+	var cacheOps []filtercache.Op
 	cacheAll := false
 	for i, r := range group {
 		if !r.state.CompareAndSwap(reqQueued, reqRunning) {
@@ -270,9 +272,9 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		c.exec(bg, "ROLLBACK")
 		return
 	}
-	n := s.fc.begin(cacheOps, cacheAll)
+	n := s.fc.Begin(cacheOps, cacheAll)
 	_, err := c.exec(bg, "COMMIT")
-	s.fc.commit(n, cacheOps, cacheAll, err == nil)
+	s.fc.Commit(n, cacheOps, cacheAll, err == nil)
 	if tablesChanged {
 		// Retire the table cache before any writer is answered (even
 		// when COMMIT failed: retiring too often is harmless).

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // sqliteKeys renders a table's keys as SQLite holds them, in the form
-// filterCache.cachedKeys renders the cache's.
+// filtercache.Cache.Keys renders the cache's.
 func sqliteKeys(t *testing.T, s *Store, tid int64) string {
 	t.Helper()
 	var b strings.Builder
@@ -47,7 +48,7 @@ func scanAll(t *testing.T, s *Store, tb Table, filter string, top int, cached bo
 	}
 	cacheScans = cached
 	defer func() { cacheScans = true }()
-	before := s.fc.hits.Load()
+	before := s.cacheHits.Load()
 	var b strings.Builder
 	var start *Key
 	for {
@@ -65,7 +66,7 @@ func scanAll(t *testing.T, s *Store, tb Table, filter string, top int, cached bo
 		}
 		fmt.Fprintf(&b, "| next=%v scanned=%d\n", page.Next, page.Scanned)
 		if page.Next == nil {
-			return b.String(), s.fc.hits.Load() - before
+			return b.String(), s.cacheHits.Load() - before
 		}
 		start = page.Next
 	}
@@ -118,7 +119,7 @@ func TestFilterCacheWritesThrough(t *testing.T) {
 			}(c%3 == 0)
 		}
 		wg.Wait()
-		got, ok := s.fc.cachedKeys(tb.ID)
+		got, ok := s.fc.Keys(tb.ID)
 		if !ok {
 			t.Fatal("a table created by this store is not cached")
 		}
@@ -152,8 +153,7 @@ func TestFilterCacheSnapshots(t *testing.T) {
 	ctx := context.Background()
 	// Every commit overwrites the whole table, so most start a
 	// compaction.
-	compactSlack = 0
-	defer func() { compactSlack = maxChunk }()
+	s.fc.SetHooks(&filtercache.Hooks{CompactEarly: true})
 	var tb Table
 	const n = 100
 	write := func(v int32) error {
@@ -196,7 +196,7 @@ func TestFilterCacheSnapshots(t *testing.T) {
 	var hits int64
 	deadline := time.Now().Add(time.Second)
 	for scans := 0; time.Now().Before(deadline) || hits == 0 && scans < 100_000; scans++ {
-		before := s.fc.hits.Load()
+		before := s.cacheHits.Load()
 		var page EntityPage
 		var first *edm.Entity
 		err := s.View(ctx, func(tx *Tx) error {
@@ -215,7 +215,7 @@ func TestFilterCacheSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits += s.fc.hits.Load() - before
+		hits += s.cacheHits.Load() - before
 		if len(page.Entities) != n {
 			t.Fatalf("scan %d: %d entities, want %d", scans, len(page.Entities), n)
 		}
@@ -255,7 +255,7 @@ func TestFilterCacheLoads(t *testing.T) {
 		if hits != 0 {
 			t.Fatal("a table on disk before Open was read from the cache at once")
 		}
-		s.fc.loads.Wait()
+		s.fc.WaitLoads()
 		got, hits := scanAll(t, s, tb, "Tag eq 't7'", 1000, true)
 		if got != want {
 			t.Fatalf("budget %d: after the load\n%s\nbefore\n%s", budget, got, want)
@@ -263,13 +263,10 @@ func TestFilterCacheLoads(t *testing.T) {
 		if loaded := hits > 0; loaded != (budget == 0) {
 			t.Fatalf("budget %d: read from the cache: %v", budget, loaded)
 		}
-		s.fc.mu.RLock()
-		st := s.fc.tables[tb.ID]
-		tooBig, loading := st.tooBig, st.loading
-		s.fc.mu.RUnlock()
-		if tooBig != (budget != 0) || loading {
+		tree, load, wait := s.fc.Lookup(tb.ID, s.fc.Committed())
+		if tree.Cached() != (budget == 0) || load || wait != nil {
 			// Too big: no scan reads the whole table again in vain.
-			t.Fatalf("budget %d: marked too big %v, loading again %v", budget, tooBig, loading)
+			t.Fatalf("budget %d: cached %v, to be loaded again %v, loading %v", budget, tree.Cached(), load, wait != nil)
 		}
 		s.Close()
 	}
@@ -314,13 +311,13 @@ func TestFilterCacheBounded(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		last = fill(fmt.Sprintf("more%d", i))
 	}
-	s.fc.mu.RLock()
-	total := s.fc.total
-	s.fc.mu.RUnlock()
-	if total > 200<<10 {
+	if err := s.fc.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if total := s.fc.Stats().Bytes; total > 200<<10 {
 		t.Fatalf("the cache holds %d bytes, over its budget", total)
 	}
-	if _, ok := s.fc.cachedKeys(last.ID); !ok {
+	if _, ok := s.fc.Keys(last.ID); !ok {
 		t.Fatal("the table written last was evicted")
 	}
 	for _, tb := range []Table{first, last} {
@@ -375,7 +372,8 @@ func TestFilterCacheRestore(t *testing.T) {
 	}
 }
 
-// TestFilterCacheLargeValues: the cache keeps values up to slimMax bytes.
+// TestFilterCacheLargeValues: the cache keeps values up to
+// filtercache.SlimMax bytes.
 // A filter on a property that some entity holds a larger value of scans
 // SQLite; one on the other properties reads the cache and still returns
 // the large values, read from SQLite.
@@ -391,7 +389,7 @@ func TestFilterCacheLargeValues(t *testing.T) {
 		for i := 0; i < 50; i++ {
 			doc := fmt.Sprintf("d%d", i)
 			if i%10 == 3 {
-				doc = strings.Repeat("D", slimMax+1) + doc
+				doc = strings.Repeat("D", filtercache.SlimMax+1) + doc
 			}
 			e := &edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%02d", i), Properties: []edm.Property{
 				{Name: "Doc", Value: edm.NewString(doc)}, {Name: "I", Value: edm.NewInt32(int32(i))},
@@ -423,56 +421,8 @@ func TestFilterCacheLargeValues(t *testing.T) {
 		if (hits > 0) != tc.cached {
 			t.Fatalf("%s: %d pages from the cache, want cached %v", tc.filter, hits, tc.cached)
 		}
-		if tc.cached && tc.filter == "I ge 0" && !strings.Contains(got, strings.Repeat("D", slimMax+1)+"d13") {
+		if tc.cached && tc.filter == "I ge 0" && !strings.Contains(got, strings.Repeat("D", filtercache.SlimMax+1)+"d13") {
 			t.Fatalf("%s: the large values are missing:\n%s", tc.filter, got)
 		}
-	}
-}
-
-// TestCentryLess: the cache orders entries exactly as SQLite orders the
-// stored keys (bytewise), whatever their lengths and bytes, short keys
-// decided by their 8-byte prefixes included; entries in an arena and
-// probes alike, in chunks of every size.
-func TestCentryLess(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	key := func() string {
-		b := make([]byte, r.IntN(12))
-		for i := range b {
-			b[i] = []byte{0, 1, 'a', 'b', 0x7f, 0xff}[r.IntN(6)]
-		}
-		return string(b)
-	}
-	arenas := []*arena{newTree().a, newTree().a, newTree().a}
-	for i := 0; i < 200_000; i++ {
-		apk, ark, bpk, brk := key(), key(), key(), key()
-		if r.IntN(2) == 0 {
-			bpk = apk
-		}
-		want := apk < bpk || apk == bpk && ark < brk
-		a := arenas[i%len(arenas)]
-		x := a.put(apk, ark, nil, 0, false)
-		probe := r.IntN(2) == 0
-		y := a.put(bpk, brk, []byte("slim"), 0, false)
-		if probe {
-			y = keyProbe(bpk, brk)
-		}
-		if got := a.less(x, y); got != want {
-			t.Fatalf("(%q,%q) < (%q,%q): %v, want %v", apk, ark, bpk, brk, got, want)
-		}
-		if got, want := a.less(y, x), bpk < apk || bpk == apk && brk < ark; got != want {
-			t.Fatalf("(%q,%q) < (%q,%q): %v, want %v", bpk, brk, apk, ark, got, want)
-		}
-		v := a.view()
-		if v.pk(x) != apk || v.rk(x) != ark || v.slim(x) != "" {
-			t.Fatalf("entry (%q,%q) reads back as (%q,%q,%q)", apk, ark, v.pk(x), v.rk(x), v.slim(x))
-		}
-		if probe {
-			releaseProbe(y)
-		}
-	}
-	n := 0
-	probes.Range(func(any, any) bool { n++; return true })
-	if n != 0 {
-		t.Errorf("%d probes not released", n)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log"
 	"time"
+
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
 )
 
 // Deleting in the background what resets and restores retire.
@@ -196,7 +198,7 @@ func (tx *Tx) deleteChunk(table, col string, id int64) (done bool, err error) {
 // (a parked table keeps its own, for when it is taken back).
 func (tx *Tx) retire(tables []liveTable) error {
 	for _, t := range tables {
-		tx.noteTable(t.id, opDrop)
+		tx.noteTable(filtercache.Drop(t.id))
 		if t.base == 0 {
 			if err := tx.dropIndexes(t.id); err != nil {
 				return err

@@ -41,29 +41,29 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	}
 	res.Index = p.index
 	load := false
-	if p.match != nil && tx.reader && cacheScans && tx.s.fc.on() {
+	if p.match != nil && tx.reader && cacheScans && tx.s.fc.On() {
 		// The snapshot begins before the cache is consulted, so that what
 		// the scan reads from SQLite is of the cache's version.
 		var one int
 		if err := tx.queryRow(`SELECT 1 FROM tables WHERE id = ?`, t.ID).Scan(&one); err != nil && !errors.Is(err, errNoRows) {
 			return res, err
 		}
-		tree, large, ld, wait := tx.s.fc.lookup(t.ID, tx.p1)
+		tree, ld, wait := tx.s.fc.Lookup(t.ID, tx.p1)
 		if wait != nil {
 			// Being loaded: one load serves every scan that arrives
 			// meanwhile, where scanning SQLite beside it would read the
-			// whole table again for each (cacheload.go).
-			tx.s.fc.waits.Add(1)
+			// whole table again for each (filtercache/load.go).
+			tx.s.cacheWaits.Add(1)
 			select {
 			case <-wait:
 			case <-tx.ctx.Done():
 				return res, tx.ctx.Err()
 			}
-			tree, large, ld, _ = tx.s.fc.lookup(t.ID, tx.p1)
+			tree, ld, _ = tx.s.fc.Lookup(t.ID, tx.p1)
 		}
 		load = ld
-		if tree != nil && cacheable(p.match, large) {
-			tx.s.fc.hits.Add(1)
+		if tree.Cached() && cacheable(p.match, tree) {
+			tx.s.cacheHits.Add(1)
 			examined, n, next, err := tx.scanCached(tree, t, &p, q.Top, fn)
 			if err != nil {
 				return res, err

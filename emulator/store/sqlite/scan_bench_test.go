@@ -89,8 +89,8 @@ func scanBenchStore(b *testing.B) (*Store, Table, int) {
 func BenchmarkFirstScan(b *testing.B) {
 	s, t, n := scanBenchStore(b)
 	s.loadTable(t.ID) // a table from an earlier run (TABLEEMU_SCAN_BENCH_DIR)
-	s.fc.loads.Wait()
-	if _, ok := s.fc.cachedKeys(t.ID); !ok {
+	s.fc.WaitLoads()
+	if _, ok := s.fc.Keys(t.ID); !ok {
 		b.Fatal("the table is not in the filter cache")
 	}
 	for _, from := range []string{"cache", "sqlite"} {

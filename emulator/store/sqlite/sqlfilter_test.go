@@ -175,7 +175,7 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 		for run, mode := range []struct{ viaGo, cached bool }{{true, true}, {true, false}, {false, false}} {
 			viaGo := mode.viaGo
 			matchScans, cacheScans = viaGo, mode.cached
-			hits := s.fc.hits.Load()
+			hits := s.cacheHits.Load()
 			paged, pagedFull = nil, nil
 			var start *Key
 			for {
@@ -210,7 +210,7 @@ func checkFiltersAgainstEval(t *testing.T, s *Store, tb Table, all []*edm.Entity
 				}
 				start = page.Next
 			}
-			if run == 0 && s.fc.hits.Load() > hits {
+			if run == 0 && s.cacheHits.Load() > hits {
 				cached++
 			}
 		}

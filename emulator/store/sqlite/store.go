@@ -25,6 +25,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
@@ -49,7 +50,7 @@ type Options struct {
 	// NoAutoIndex turns automatic property indexes off (autoindex.go).
 	NoAutoIndex bool
 	// FilterCache bounds, in bytes, the in-memory copy of the tables that
-	// scans read (filtercache.go); 0 means 512 MiB, a negative value
+	// scans read (package filtercache); 0 means 512 MiB, a negative value
 	// turns it off.
 	FilterCache int64
 }
@@ -84,8 +85,12 @@ type Store struct {
 	largestGroup atomic.Int64
 	autoIdx      autoIndexes
 	tables       tableCache
-	fc           filterCache
-	gc           collector // deletes what resets and restores retire (gc.go)
+	fc           filtercache.Cache // cache.go
+	gc           collector         // deletes what resets and restores retire (gc.go)
+
+	// cacheHits counts the pages answered from the filter cache,
+	// cacheWaits the scans that waited for a load (tests).
+	cacheHits, cacheWaits atomic.Int64
 	// lastTS makes every Timestamp the store hands out unique and
 	// increasing (docs/protocol.md 5): max(now, last+1) in ticks.
 	clockMu sync.Mutex
@@ -171,9 +176,9 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 	s.autoIdx.disabled = opts.NoAutoIndex
 	switch {
 	case opts.FilterCache == 0:
-		s.fc.init(defaultFilterCache)
+		s.fc.Init(filtercache.DefaultBudget)
 	case opts.FilterCache > 0:
-		s.fc.init(opts.FilterCache)
+		s.fc.Init(opts.FilterCache)
 	}
 	s.writerDone.Add(1)
 	go s.writer()
@@ -257,16 +262,12 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.autoIdx.wg.Wait() // an index being built holds the writer
-	// A load reads through a pool closed below. One that started saw
-	// closed false and counted itself under fc.mu: passing the lock
-	// orders that before the wait.
-	s.fc.mu.Lock()
-	s.fc.mu.Unlock()
-	s.fc.loads.Wait()
+	// A load reads through a pool closed below.
+	s.fc.StopLoads()
 	s.stopCollector() // it writes through Update too
 	close(s.quit)
 	s.writerDone.Wait()
-	s.fc.compacts.Wait() // the writer starts them
+	s.fc.WaitCompactions() // the writer starts them
 	pools := []*pool{s.w}
 	if s.r != s.w {
 		pools = append(pools, s.r, s.rp)
@@ -388,10 +389,10 @@ type Tx struct {
 	// garbage: this write transaction retired tables or snapshots, whose
 	// rows the collector deletes once it commits (gc.go).
 	garbage bool
-	// The filter cache (filtercache.go): a write transaction's changes,
-	// and whether it changed tables in bulk; for a reader, the commits
-	// done before its snapshot began.
-	cacheOps []cacheOp
+	// The filter cache (cache.go): a write transaction's changes, and
+	// whether it changed tables in bulk; for a reader, the commits done
+	// before its snapshot began.
+	cacheOps []filtercache.Op
 	cacheAll bool
 	p1       int64
 }
@@ -462,8 +463,8 @@ func (s *Store) view(ctx context.Context, p *pool, fn func(*Tx) error) error {
 		return err
 	}
 	defer p.put(c)
-	gen := s.tables.gen.Load()  // before the snapshot: see tableCache
-	p1 := s.fc.committed.Load() // likewise: see filtercache.go
+	gen := s.tables.gen.Load() // before the snapshot: see tableCache
+	p1 := s.fc.Committed()     // likewise: see filtercache/filtercache.go
 	if _, err := c.exec(ctx, "BEGIN"); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
 	"github.com/tableemu/tableemu/odata"
 )
 
@@ -25,7 +26,7 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 		return Table{}, err
 	}
 	tx.tablesChanged = true
-	tx.noteTable(id, opCreate)
+	tx.noteTable(filtercache.Create(id))
 	return Table{ID: id, Account: account, Name: name}, nil
 }
 

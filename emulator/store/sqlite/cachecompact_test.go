@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/store/sqlite/filtercache"
+	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
@@ -51,23 +52,22 @@ func TestFilterCacheCompacts(t *testing.T) {
 	}
 	none := func(int) bool { return false }
 	write(0, none)
-	old, _, _, _ := s.fc.lookup(tb.ID, s.fc.committed.Load())
-	if old == nil {
+	old, _, _ := s.fc.Lookup(tb.ID, s.fc.Committed())
+	if !old.Cached() {
 		t.Fatal("the table's tree was not published to a scan")
 	}
-	first := old.a
+	first := s.fc.Stats().Compactions
 
 	// Hold the first compaction until the writer has changed the table
 	// again: deleted a seventh of it, rewritten the rest.
 	started, hold := make(chan struct{}, 1), make(chan struct{})
-	compactHook = func() {
+	s.fc.SetHooks(&filtercache.Hooks{Compact: func() {
 		select {
 		case started <- struct{}{}:
 		default:
 		}
 		<-hold
-	}
-	defer func() { compactHook = nil }()
+	}})
 	for round := 1; len(started) == 0; round++ {
 		if round > 5 {
 			t.Fatal("five overwrites of the whole table started no compaction")
@@ -76,36 +76,31 @@ func TestFilterCacheCompacts(t *testing.T) {
 	}
 	write(10, func(i int) bool { return i%7 == 0 })
 	close(hold)
-	s.fc.compacts.Wait()
+	s.fc.WaitCompactions()
 	write(11, func(i int) bool { return i%7 == 0 || i%11 == 0 })
-	s.fc.compacts.Wait()
+	s.fc.WaitCompactions()
 
-	s.fc.mu.RLock()
-	st := s.fc.tables[tb.ID]
-	master, bytes, total := st.master, st.bytes, s.fc.total
-	s.fc.mu.RUnlock()
-	if master.a == first {
+	if s.fc.Stats().Compactions == first {
 		t.Fatal("the table is still in its first arena")
 	}
-	if bytes != master.bytes() || total != bytes {
-		t.Fatalf("the budget counts %d bytes for the table (%d in all); its tree holds %d", bytes, total, master.bytes())
+	if err := s.fc.Check(); err != nil {
+		t.Fatal(err) // the budget counts the new arena
 	}
 
-	// The tree published before reads round 0, from its own arena.
-	v, seen := old.a.view(), 0
-	old.Ascend(func(e centry) bool {
-		val, ok, err := store.LookupProp(bytesOf(v.slim(e)), "V")
-		if err != nil || !ok || val.N != 0 {
-			t.Fatalf("the published tree's %q: V = %v (%v, %v), want round 0", v.rk(e), val, ok, err)
-		}
-		seen++
-		return true
-	})
-	if seen != n {
-		t.Fatalf("the published tree holds %d entities, want %d", seen, n)
+	// The tree published before reads round 0, from its own arena: every
+	// one of its entities has V 0.
+	f, err := odata.ParseFilter("V eq 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examined, matched, _, err := old.Scan(&filtercache.Scan{Match: f, Top: 2 * n, Budget: 2 * n,
+		Big: func(string, string) ([]byte, error) { return nil, errors.New("no value is large") }},
+		func(*edm.Entity) error { return nil })
+	if err != nil || examined != n || matched != n {
+		t.Fatalf("the published tree: %d entities, %d with V 0 (%v); want %d", examined, matched, err, n)
 	}
 
-	got, ok := s.fc.cachedKeys(tb.ID)
+	got, ok := s.fc.Keys(tb.ID)
 	if want := sqliteKeys(t, s, tb.ID); !ok || got != want {
 		t.Fatalf("cache holds\n%s\nSQLite holds\n%s", got, want)
 	}

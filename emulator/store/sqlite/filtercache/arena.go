@@ -1,4 +1,4 @@
-package sqlite
+package filtercache
 
 import (
 	"encoding/binary"
@@ -106,7 +106,7 @@ func (t *ctree) compacted(live int64, dropped *atomic.Bool) *ctree {
 
 // apply makes a put or a delete in t: the writer in master, a compaction
 // in its copy.
-func (t *ctree) apply(op cacheOp) {
+func (t *ctree) apply(op Op) {
 	switch op.kind {
 	case opPut:
 		if old, ok := t.ReplaceOrInsert(t.a.put(op.pk, op.rk, op.slim, op.ts, op.big)); ok {
@@ -130,13 +130,13 @@ func (t *ctree) apply(op cacheOp) {
 // replaces master with it. A table forgotten meanwhile (dropped, evicted,
 // recreated) drops its compaction (forget), and the copy is discarded.
 type compaction struct {
-	ops []cacheOp
+	ops []Op
 	// dropped: the table was forgotten; the copy stops, so that the
 	// memory it holds, no longer counted, goes at once.
 	dropped atomic.Bool
 	// copies counts the bytes of the nodes the writer may have copied
 	// from those the compaction's snapshot shares, at most copyMax: the
-	// snapshot keeps the old ones until the copy is done (cachebudget.go).
+	// snapshot keeps the old ones until the copy is done (budget.go).
 	copies, copyMax, path int64
 }
 
@@ -144,7 +144,7 @@ type compaction struct {
 // bytes the record takes; under fc.mu. The op's strings and slim are the
 // write's, reused once its group ends: they are copied, into one
 // allocation.
-func (c *compaction) note(op cacheOp) int64 {
+func (c *compaction) note(op Op) int64 {
 	if op.kind != opPut && op.kind != opDelete {
 		return 0
 	}
@@ -153,19 +153,15 @@ func (c *compaction) note(op cacheOp) int64 {
 	b := make([]byte, 0, len(op.pk)+len(op.rk)+len(op.slim))
 	b = append(append(append(b, op.pk...), op.rk...), op.slim...)
 	pk, rk, slim := b[:len(op.pk)], b[len(op.pk):len(op.pk)+len(op.rk)], b[len(op.pk)+len(op.rk):]
-	c.ops = append(c.ops, cacheOp{kind: op.kind, pk: unsafe.String(unsafe.SliceData(pk), len(pk)),
+	c.ops = append(c.ops, Op{kind: op.kind, pk: unsafe.String(unsafe.SliceData(pk), len(pk)),
 		rk: unsafe.String(unsafe.SliceData(rk), len(rk)), slim: slim, ts: op.ts, big: op.big})
 	return int64(cap(b)) + int64(unsafe.Sizeof(op)) + copied
 }
 
-// compactHook, when set (tests), runs before a compaction installs its
-// copy.
-var compactHook func()
-
 // startCompaction starts compacting st's master; under fc.mu. The copy
-// it will make counts against the budget from now on (cachebudget.go):
+// it will make counts against the budget from now on (budget.go):
 // the caller's evict makes room for it, or drops the table if it cannot.
-func (fc *filterCache) startCompaction(st *fcTable) {
+func (fc *Cache) startCompaction(st *fcTable) {
 	snap, live := st.master.clone(), st.master.a.live
 	c := &compaction{copyMax: int64(snap.Len()) * entryOverhead, path: pathBytes(snap.Len())}
 	st.compact = c
@@ -175,8 +171,8 @@ func (fc *filterCache) startCompaction(st *fcTable) {
 	go func() {
 		defer fc.compacts.Done()
 		nt := snap.compacted(live, &c.dropped)
-		if compactHook != nil {
-			compactHook()
+		if h := fc.hook().Compact; h != nil {
+			h()
 		}
 		fc.mu.Lock()
 		defer fc.mu.Unlock()
@@ -192,12 +188,13 @@ func (fc *filterCache) startCompaction(st *fcTable) {
 		b := nt.bytes()
 		fc.total += b - st.bytes - st.compBytes
 		st.bytes, st.compBytes = b, 0
+		fc.installed.Add(1)
 		fc.evict()
 	}()
 }
 
 // bytes is what the tree holds, for the cache's budget: its chunks, dead
-// bytes included, and its nodes (cachebudget.go).
+// bytes included, and its nodes (budget.go).
 func (t *ctree) bytes() int64 { return treeBytes(t.a.alloc, t.Len()) }
 
 // arena holds the bytes of a tree's entries, in chunks of at most
@@ -265,12 +262,18 @@ func (a *arena) grow(n int) {
 func (a *arena) drop(e centry) { a.live -= int64(e.npk + e.nrk + e.nsl) }
 
 // wasteful says the bytes of entries the master tree no longer holds
-// outweigh the live ones (and compactSlack): time to compact.
-func (a *arena) wasteful() bool { return a.handed-a.live > a.live+compactSlack }
+// outweigh the live ones (and compactSlack, unless early: tests'
+// Hooks.CompactEarly): time to compact.
+func (a *arena) wasteful(early bool) bool {
+	slack := compactSlack
+	if early {
+		slack = 0
+	}
+	return a.handed-a.live > a.live+slack
+}
 
-// compactSlack keeps small tables from compacting at every write; tests
-// lower it to compact at every commit.
-var compactSlack int64 = maxChunk
+// compactSlack keeps small tables from compacting at every write.
+const compactSlack int64 = maxChunk
 
 // view is the arena's chunks as a reader loads them: every entry of a tree
 // it was given is in them.

@@ -1,7 +1,6 @@
-package sqlite
+package filtercache
 
 import (
-	"context"
 	"unsafe"
 
 	"github.com/tableemu/tableemu/emulator/store"
@@ -9,42 +8,39 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// cacheScans lets match scans read the filter cache (filtercache.go);
-// tests turn it off to compare with the scan through SQLite.
-var cacheScans = true
+// Scan is one page of a match scan (the engine's planMatch) over a
+// table's cached entities.
+type Scan struct {
+	// Conds are the key range's bounds (store.PlanKeys).
+	Conds []store.KeyCond
+	// Match is the filter, decided with odata.Eval on each entity of the
+	// range; the engine passes only filters the tree can decide (see
+	// Tree.Large).
+	Match odata.Expr
+	// Top is the most entities the page returns; Budget, the most it
+	// examines (store.ScanBudget).
+	Top, Budget int
+	// Big reads the stored properties of an entity whose large values
+	// the cache left out, by its stored keys, in the scan's snapshot,
+	// which holds the same version (see the top of filtercache.go).
+	Big func(pk, rk string) ([]byte, error)
+}
 
-// scanCached is the match scan of plan p (planMatch) over a table's
-// cached entities: the same rows in the same order as the statement
-// would read, the same filter evaluation and the same count of rows
-// examined, so pages, continuations and counts are identical. It returns
-// how many rows it examined, how many it passed to fn, and the
-// continuation. An entity whose large values the cache left out is read
-// from SQLite when the page returns it, in the transaction's snapshot,
-// which holds the same version (see the top of filtercache.go).
-func (tx *Tx) scanCached(tree *ctree, t Table, p *plannedQuery, top int, fn func(*edm.Entity) error) (examined, n int, next *Key, err error) {
-	seek, conds := keySeek(p.bounds.Conds)
+// Scan walks the tree as the engine's match scan reads SQLite: the same
+// rows in the same order, the same filter evaluation and the same count
+// of rows examined, so pages, continuations and counts are identical. It
+// returns how many rows it examined, how many it passed to fn, and the
+// continuation. fn's entity, and the strings in it, are valid only
+// during the call.
+func (t Tree) Scan(q *Scan, fn func(*edm.Entity) error) (examined, n int, next *store.Key, err error) {
+	tree := t.t
+	seek, conds := keySeek(q.Conds)
 	// Loaded after the tree was published to this scan: it holds the
 	// chunks of all its entries.
 	v := tree.a.view()
 	ev := cacheRow{v: v}
 	get := ev.lookup
 	var e edm.Entity
-	// The entities read from SQLite here are scattered over the file, a
-	// page each. Through the memory map every such page would stay in the
-	// resident set while the map lasts (a million entities' scans held
-	// 780 MiB of it: docs/benchmarks.md), where with read() they are the
-	// kernel's page cache and 2 MiB of the reader's. SQLite applies
-	// mmap_size when the pragma is prepared, to the connection's pager
-	// (later pages are read, pages already mapped stay until it remaps),
-	// so execScript, which prepares each time, runs it.
-	unmapped := false
-	defer func() {
-		if unmapped {
-			if merr := tx.c.execScript(context.Background(), "PRAGMA "+mmapOn); merr != nil && err == nil {
-				err = merr
-			}
-		}
-	}()
 	walk := func(c centry) bool {
 		switch keyCheck(conds, v, c) {
 		case keySkip:
@@ -53,13 +49,13 @@ func (tx *Tx) scanCached(tree *ctree, t Table, p *plannedQuery, top int, fn func
 			return false
 		}
 		examined++
-		if examined > scanBudget {
+		if examined > q.Budget {
 			// The first row past the budget: the next page starts here.
-			next = &Key{PK: fromSortKey(v.pk(c)), RK: fromSortKey(v.rk(c))}
+			next = &store.Key{PK: store.FromSortKey(v.pk(c)), RK: store.FromSortKey(v.rk(c))}
 			return false
 		}
 		ev.c = c
-		ok := odata.Eval(p.match, get)
+		ok := odata.Eval(q.Match, get)
 		if ev.err != nil {
 			err = ev.err
 			return false
@@ -67,22 +63,16 @@ func (tx *Tx) scanCached(tree *ctree, t Table, p *plannedQuery, top int, fn func
 		if !ok {
 			return true
 		}
-		if n == top {
-			next = &Key{PK: fromSortKey(v.pk(c)), RK: fromSortKey(v.rk(c))}
+		if n == q.Top {
+			next = &store.Key{PK: store.FromSortKey(v.pk(c)), RK: store.FromSortKey(v.rk(c))}
 			return false
 		}
 		// The cache never changes an entry, so the entity may point
 		// into it.
-		e.PartitionKey, e.RowKey, e.Timestamp = fromSortKey(v.pk(c)), fromSortKey(v.rk(c)), c.ts
+		e.PartitionKey, e.RowKey, e.Timestamp = store.FromSortKey(v.pk(c)), store.FromSortKey(v.rk(c)), c.ts
 		props := bytesOf(v.slim(c))
 		if c.big {
-			if tx.c.mapped && !unmapped {
-				if err = tx.c.execScript(tx.ctx, "PRAGMA mmap_size = 0"); err != nil {
-					return false
-				}
-				unmapped = true
-			}
-			if err = tx.queryRow(`SELECT props FROM entities WHERE tid = ? AND pk = ? AND rk = ?`, t.ID, v.pk(c), v.rk(c)).Scan(&props); err != nil {
+			if props, err = q.Big(v.pk(c), v.rk(c)); err != nil {
 				return false
 			}
 		}
@@ -107,14 +97,6 @@ func (tx *Tx) scanCached(tree *ctree, t Table, p *plannedQuery, top int, fn func
 	return examined, n, next, err
 }
 
-// cacheable says whether a filter can be decided on slim entries: it
-// reads no property some entity has a value of too large for them.
-func cacheable(f odata.Expr, large map[string]bool) bool {
-	ok := true
-	known := filterNames(f, func(n string) { ok = ok && !large[n] })
-	return ok && known
-}
-
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // cacheRow is the getter odata.Eval reads a cached entity with.
@@ -127,14 +109,14 @@ type cacheRow struct {
 func (r *cacheRow) lookup(name string) (edm.Value, bool) {
 	switch name {
 	case "PartitionKey":
-		return edm.NewString(fromSortKey(r.v.pk(r.c))), true
+		return edm.NewString(store.FromSortKey(r.v.pk(r.c))), true
 	case "RowKey":
-		return edm.NewString(fromSortKey(r.v.rk(r.c))), true
+		return edm.NewString(store.FromSortKey(r.v.rk(r.c))), true
 	case "Timestamp":
 		return edm.NewDateTime(r.c.ts), true
 	}
 	// Exact: scans read the cache only for filters on properties whose
-	// values are all in slim entries (cacheable).
+	// values are all in slim entries (Tree.Large).
 	v, ok, err := store.LookupProp(bytesOf(r.v.slim(r.c)), name)
 	if err != nil {
 		r.err = err

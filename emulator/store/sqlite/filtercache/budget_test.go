@@ -1,14 +1,10 @@
-package sqlite
+package filtercache
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
-
-	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // liveHeap is the Go heap that survives a full collection.
@@ -37,15 +33,15 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 	const budget = 4 << 20
 	props := benchProps()
 	h0 := liveHeap()
-	s := &Store{}
-	s.fc.init(budget)
+	fc := &Cache{}
+	fc.Init(budget)
 	peak, peakTotal, excess, excessAt := int64(0), int64(0), int64(-1<<62), ""
 	check := func(when string) {
 		t.Helper()
 		h := liveHeap() - h0
-		s.fc.mu.RLock()
-		total := s.fc.total
-		s.fc.mu.RUnlock()
+		fc.mu.RLock()
+		total := fc.total
+		fc.mu.RUnlock()
 		peak, peakTotal = max(peak, h), max(peakTotal, total)
 		if h-total > excess {
 			excess, excessAt = h-total, when
@@ -54,28 +50,28 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 			t.Fatalf("%s: the cache counts %d bytes, over its budget of %d", when, total, budget)
 		}
 		if h > total+budgetSlack {
-			s.fc.mu.RLock()
-			for tid, st := range s.fc.tables {
+			fc.mu.RLock()
+			for tid, st := range fc.tables {
 				if st.master != nil {
 					t.Logf("table %d: %d entities, %d bytes counted, arena %d (%d live), compacting %v, published %v",
 						tid, st.master.Len(), st.bytes, st.master.a.alloc, st.master.a.live, st.compact != nil, st.pub != nil)
 				}
 			}
-			s.fc.mu.RUnlock()
+			fc.mu.RUnlock()
 			t.Fatalf("%s: the live heap is %d bytes; the cache counts %d", when, h, total)
 		}
 	}
-	tx := &Tx{s: s}
+	var ops []Op
 	write := func(tid int64, pk string, from, n int) {
-		tx.cacheOps = tx.cacheOps[:0]
+		ops = ops[:0]
 		for i := from; i < from+n; i++ {
-			tx.notePut(tid, pk, fmt.Sprintf("r%07d", i), int64(i), props)
+			ops = append(ops, fc.Put(tid, pk, fmt.Sprintf("r%07d", i), int64(i), props))
 		}
-		s.fc.commit(s.fc.begin(tx.cacheOps, false), tx.cacheOps, false, true)
+		fc.Commit(fc.Begin(ops, false), ops, false, true)
 	}
 	create := func(tid int64) {
-		ops := []cacheOp{{tid: tid, kind: opCreate}}
-		s.fc.commit(s.fc.begin(ops, false), ops, false, true)
+		ops := []Op{Create(tid)}
+		fc.Commit(fc.Begin(ops, false), ops, false, true)
 	}
 
 	// 8,000 entities: small enough that a compaction's copy fits beside
@@ -86,8 +82,7 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 	// measured the heap, written on (each write recorded for the copy, and
 	// copying nodes the compaction's snapshot shares) and measured again.
 	held, resume := make(chan struct{}), make(chan struct{})
-	compactHook = func() { held <- struct{}{}; <-resume }
-	defer func() { compactHook = nil }()
+	fc.SetHooks(&Hooks{Compact: func() { held <- struct{}{}; <-resume }})
 	compactions := 0
 	hold := func() {
 		compactions++
@@ -101,7 +96,7 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 	// settle holds the compactions under way, if any, and waits for them.
 	settle := func() {
 		done := make(chan struct{})
-		go func() { s.fc.compacts.Wait(); close(done) }()
+		go func() { fc.compacts.Wait(); close(done) }()
 		for {
 			select {
 			case <-held:
@@ -117,7 +112,7 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 			write(1, "p", i, batch)
 			if i == 0 {
 				// A scan is handed the tree; no scan comes again this round.
-				if tree, _, _, _ := s.fc.lookup(1, s.fc.committed.Load()); tree == nil {
+				if tree, _, _ := fc.Lookup(1, fc.Committed()); !tree.Cached() {
 					t.Fatalf("round %d: the table is not cached", round)
 				}
 			}
@@ -134,10 +129,10 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 	if compactions == 0 {
 		t.Fatal("no compaction ran")
 	}
-	if _, ok := s.fc.cachedKeys(1); !ok {
+	if _, ok := fc.Keys(1); !ok {
 		t.Fatal("the table left the cache: a compaction should fit")
 	}
-	compactHook = nil
+	fc.SetHooks(nil)
 
 	// A table that outgrows the budget leaves it, and the memory with it.
 	create(2)
@@ -147,71 +142,14 @@ func TestFilterCacheWithinBudget(t *testing.T) {
 			check(fmt.Sprintf("second table, %d entities", i+batch))
 		}
 	}
-	s.fc.compacts.Wait()
+	fc.compacts.Wait()
 	check("second table written")
-	if _, ok := s.fc.cachedKeys(2); ok {
+	if _, ok := fc.Keys(2); ok {
 		t.Fatal("a table three times the budget is cached")
 	}
 	t.Logf("%d compactions; peak live heap %.2f MiB, peak count %.2f MiB, budget %.2f MiB; the heap at most %d KiB over the count (%s)",
 		compactions, float64(peak)/(1<<20), float64(peakTotal)/(1<<20), float64(budget)/(1<<20), excess>>10, excessAt)
-	runtime.KeepAlive(s)
-}
-
-// TestFilterCacheLoadStopsWhenFull: a load counts its tree against the
-// budget as it reads, and stops when the tables already cached leave no
-// room for it, rather than read the whole table and drop it then.
-func TestFilterCacheLoadStopsWhenFull(t *testing.T) {
-	ctx := context.Background()
-	const budget = 1 << 20
-	s, err := openStore(ctx, Options{Dir: t.TempDir(), FilterCache: budget, NoAutoIndex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	fill := func(name string, n int) Table {
-		var tb Table
-		err := s.Update(ctx, func(tx *Tx) (err error) {
-			if tb, err = tx.CreateTable("a", name); err != nil {
-				return err
-			}
-			for i := range n {
-				e := &edm.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", i),
-					Properties: []edm.Property{{Name: "Tag", Value: edm.NewString(fmt.Sprintf("t%d", i%100))}}}
-				if err := tx.InsertEntity(tb, e); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tb
-	}
-	// Each about 0.7 MiB counted: the second evicts the first.
-	first, second := fill("first", 5000), fill("second", 5000)
-	if _, ok := s.fc.cachedKeys(first.ID); ok {
-		t.Fatal("the first table is still cached")
-	}
-	s.fc.mu.RLock()
-	held := s.fc.total
-	s.fc.mu.RUnlock()
-	st := s.startLoad(first.ID)
-	if st == nil {
-		t.Fatal("no load started")
-	}
-	if err := s.runLoad(first.ID, st); !errors.Is(err, errNoRoom) {
-		t.Fatalf("the load ended with %v, want errNoRoom", err)
-	}
-	s.fc.mu.RLock()
-	total, tooBig := s.fc.total, st.tooBig
-	s.fc.mu.RUnlock()
-	if total != held || tooBig {
-		t.Fatalf("after the load the cache counts %d bytes (tooBig %v), want %d as before", total, tooBig, held)
-	}
-	if _, ok := s.fc.cachedKeys(second.ID); !ok {
-		t.Fatal("the second table left the cache")
-	}
+	runtime.KeepAlive(fc)
 }
 
 // TestFilterCacheCosts measures what a cached entity costs in the live
@@ -231,45 +169,44 @@ func TestFilterCacheCosts(t *testing.T) {
 		}},
 	} {
 		h0 := liveHeap()
-		s := &Store{}
-		s.fc.init(1 << 40)
-		ops := []cacheOp{{tid: 1, kind: opCreate}}
-		s.fc.commit(s.fc.begin(ops, false), ops, false, true)
-		tx := &Tx{s: s}
+		fc := &Cache{}
+		fc.Init(1 << 40)
+		ops := []Op{Create(1)}
+		fc.Commit(fc.Begin(ops, false), ops, false, true)
 		for i := 0; i < n; i += 100 {
-			tx.cacheOps = tx.cacheOps[:0]
+			ops = ops[:0]
 			for j := range 100 {
 				pk, rk := tc.key(i + j)
-				tx.notePut(1, pk, rk, int64(i+j), props)
+				ops = append(ops, fc.Put(1, pk, rk, int64(i+j), props))
 			}
-			s.fc.commit(s.fc.begin(tx.cacheOps, false), tx.cacheOps, false, true)
+			fc.Commit(fc.Begin(ops, false), ops, false, true)
 		}
 		h := liveHeap() - h0
-		st := s.fc.tables[1]
+		st := fc.tables[1]
 		m := st.master.Len()
 		nodes := float64(h-st.master.a.alloc) / float64(m)
 		t.Logf("%s: %d entities: live heap %.1f B each, of which nodes %.1f (entryOverhead %d); counted %.1f",
-			tc.name, m, float64(h)/float64(m), nodes, entryOverhead, float64(s.fc.total)/float64(m))
-		if h > s.fc.total+budgetSlack {
-			t.Errorf("%s: the live heap is %d bytes; the cache counts %d", tc.name, h, s.fc.total)
+			tc.name, m, float64(h)/float64(m), nodes, entryOverhead, float64(fc.total)/float64(m))
+		if h > fc.total+budgetSlack {
+			t.Errorf("%s: the live heap is %d bytes; the cache counts %d", tc.name, h, fc.total)
 		}
-		runtime.KeepAlive(s)
+		runtime.KeepAlive(fc)
 	}
 	// An empty table, for tableOverhead.
 	h0 := liveHeap()
-	s := &Store{}
-	s.fc.init(1 << 40)
+	fc := &Cache{}
+	fc.Init(1 << 40)
 	const tables = 10_000
 	for tid := int64(1); tid <= tables; tid++ {
-		ops := []cacheOp{{tid: tid, kind: opCreate}}
-		s.fc.commit(s.fc.begin(ops, false), ops, false, true)
+		ops := []Op{Create(tid)}
+		fc.Commit(fc.Begin(ops, false), ops, false, true)
 	}
 	per := (liveHeap() - h0) / tables
 	t.Logf("an empty cached table: %d bytes (tableOverhead %d)", per, tableOverhead)
 	if per > tableOverhead {
 		t.Errorf("an empty cached table takes %d bytes, over tableOverhead (%d)", per, tableOverhead)
 	}
-	runtime.KeepAlive(s)
+	runtime.KeepAlive(fc)
 }
 
 // TestFilterCacheTooBigToCompact: a table whose live entries and nodes
@@ -281,27 +218,25 @@ func TestFilterCacheCosts(t *testing.T) {
 func TestFilterCacheTooBigToCompact(t *testing.T) {
 	const budget = 4 << 20
 	props := benchProps()
-	s := &Store{}
-	s.fc.init(budget)
+	fc := &Cache{}
+	fc.Init(budget)
 	compactions := 0
-	compactHook = func() { compactions++ }
-	defer func() { compactHook = nil }()
-	tx := &Tx{s: s}
-	ops := []cacheOp{{tid: 1, kind: opCreate}}
-	s.fc.commit(s.fc.begin(ops, false), ops, false, true)
+	fc.SetHooks(&Hooks{Compact: func() { compactions++ }})
+	ops := []Op{Create(1)}
+	fc.Commit(fc.Begin(ops, false), ops, false, true)
 	const n = 12000 // about 2.2 MiB of live entries and nodes
 	evicted := false
 	for round := 0; round < 6 && !evicted; round++ {
 		for i := 0; i < n; i += 100 {
-			tx.cacheOps = tx.cacheOps[:0]
+			ops = ops[:0]
 			for j := i; j < i+100; j++ {
-				tx.notePut(1, "p", fmt.Sprintf("r%07d", j), int64(j), props)
+				ops = append(ops, fc.Put(1, "p", fmt.Sprintf("r%07d", j), int64(j), props))
 			}
-			s.fc.commit(s.fc.begin(tx.cacheOps, false), tx.cacheOps, false, true)
-			s.fc.mu.RLock()
-			st, total := s.fc.tables[1], s.fc.total
+			fc.Commit(fc.Begin(ops, false), ops, false, true)
+			fc.mu.RLock()
+			st, total := fc.tables[1], fc.total
 			evicted = st.master == nil
-			s.fc.mu.RUnlock()
+			fc.mu.RUnlock()
 			if total > budget {
 				t.Fatalf("round %d: the cache counts %d bytes, over its budget", round, total)
 			}
@@ -310,21 +245,21 @@ func TestFilterCacheTooBigToCompact(t *testing.T) {
 			}
 		}
 	}
-	s.fc.compacts.Wait()
+	fc.compacts.Wait()
 	if !evicted {
 		t.Fatal("the table stayed cached through five rounds of overwrites")
 	}
 	if compactions != 0 {
 		t.Fatalf("%d compactions ran; none fits", compactions)
 	}
-	if _, load, _ := lookupLoad(s, 1); !load {
+	if _, load, _ := lookupLoad(fc, 1); !load {
 		t.Fatal("the table was dropped as too big: its live entries fit")
 	}
 }
 
 // lookupLoad is lookup's answer for tid now: the tree, whether a scan
 // should load the table, whether it waits for a load.
-func lookupLoad(s *Store, tid int64) (*ctree, bool, bool) {
-	tree, _, load, wait := s.fc.lookup(tid, s.fc.committed.Load())
+func lookupLoad(fc *Cache, tid int64) (Tree, bool, bool) {
+	tree, load, wait := fc.Lookup(tid, fc.Committed())
 	return tree, load, wait != nil
 }

@@ -1,10 +1,11 @@
-package sqlite
+package filtercache
 
 import "unsafe"
 
-// What the filter cache counts against its budget (Options.FilterCache,
-// --cacheSize), so that the memory it holds stays within it: evict drops
-// tables before fc.total passes the budget, and fc.total counts
+// What the filter cache counts against its budget (the engine's
+// Options.FilterCache, --cacheSize), so that the memory it holds stays
+// within it: evict drops tables before fc.total passes the budget, and
+// fc.total counts
 //
 //   - each cached table's arena chunks, the bytes of entries overwritten or
 //     deleted included (arena.go), and its tree's nodes: entryOverhead per
@@ -32,8 +33,8 @@ import "unsafe"
 // (GOGC=100), so a full cache of 512 MiB took 1 GiB of heap. The tableemu
 // command sets the Go memory limit to the budget plus a fixed allowance
 // (emulator.MemoryLimit), which makes the collector run before that;
-// SQLite's page caches are C memory, bounded by their cache_size
-// (openPools). docs/command-line.md states the bound.
+// SQLite's page caches are C memory, bounded by their cache_size (the
+// engine's openPools). docs/command-line.md states the bound.
 
 // entryOverhead bounds what a cached entity costs in its tree's nodes.
 // An entry is 48 bytes in a node's slice of entries; btree nodes hold 15
@@ -77,7 +78,7 @@ func treeBytes(alloc int64, n int) int64 {
 // take more than about a third of the budget — is not compacted: its
 // dead bytes grow until the cache passes its budget and drops it, and a
 // scan loads it again, without them (evict).
-func (fc *filterCache) compactionFits(st *fcTable) bool {
+func (fc *Cache) compactionFits(st *fcTable) bool {
 	return st.master.bytes()+treeBytes(st.master.a.live, st.master.Len()) <= fc.budget*9/10
 }
 
@@ -85,21 +86,21 @@ func (fc *filterCache) compactionFits(st *fcTable) bool {
 // place of what it counted before; it says whether the cache has room for
 // it. A load that finds none stops, and leaves the table to SQLite until
 // a later scan tries again: a table larger than the budget alone never
-// fits (errTooBig), one that others crowd out may after they leave.
-func (fc *filterCache) reserveLoad(st *fcTable, bytes int64) error {
+// fits (ErrTooBig), one that others crowd out may after they leave.
+func (fc *Cache) reserveLoad(st *fcTable, bytes int64) error {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	fc.total += bytes - st.loadBytes
 	st.loadBytes = bytes
 	switch {
 	case bytes > fc.budget:
-		return errTooBig
+		return ErrTooBig
 	case fc.total > fc.budget:
-		return errNoRoom
+		return ErrNoRoom
 	}
 	return nil
 }
 
 // loadStep is how far a load's tree grows between reservations: a
 // sixteenth of the budget, at most 1 MiB.
-func (fc *filterCache) loadStep() int64 { return min(fc.budget/16, 1<<20) }
+func (fc *Cache) loadStep() int64 { return min(fc.budget/16, 1<<20) }

@@ -1,38 +1,33 @@
-package sqlite
-
-import (
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/tableemu/tableemu/emulator/store"
-)
-
-// The filter cache: every table's entities, in key order, in memory.
+// Package filtercache is the SQLite engine's filter cache: every table's
+// entities, in key order, in memory.
 //
 // A filter on a property no automatic index serves is answered by a scan
-// of the key range (plan.go), and through SQLite a scan costs about 0.5 µs
-// per entity however the filter is evaluated: stepping the B-tree and
-// copying each row out of its pages (docs/benchmarks.md, "First scans").
+// of the key range (the engine's plan.go), and through SQLite a scan
+// costs about 0.5 µs per entity however the filter is evaluated: stepping
+// the B-tree and copying each row out of its pages (docs/benchmarks.md,
+// "First scans").
 // Azurite keeps its entities as objects in memory and reads one property
 // of each for about a quarter of that. So the engine keeps a second copy
 // of each table, in memory: per table a B-tree ordered as the primary key,
 // holding each entity's keys, Timestamp and stored properties without
-// their values over slimMax bytes (store.SlimProps; how they are laid out:
-// arena.go), which a filter reads
-// with store.LookupProp as tableemu_match does. A scan walks it instead of
-// SQLite (cachescan.go); it reads from SQLite only the entities with large
-// values that its page returns, and a filter on a property that has large
-// values scans SQLite.
+// their values over SlimMax bytes (store.SlimProps; how they are laid out:
+// arena.go), which a filter reads with store.LookupProp as the engine's
+// tableemu_match does. A scan walks it instead of SQLite (scan.go); the
+// engine reads from SQLite only the entities with large values that its
+// page returns, and a filter on a property that has large values scans
+// SQLite.
 //
 // It is written through: each committed write applies its changes to the
 // table's tree, so a table created by this process is cached from its
 // first entity; a table that existed at Open, or that a restore brought
-// back, is read into memory in the background (cacheload.go). It is bounded by Options.FilterCache bytes; past
-// it, the tables used least recently leave it (their scans go back to
-// SQLite).
+// back, is read into memory in the background (load.go). It is bounded
+// by the engine's Options.FilterCache bytes; past it, the tables used
+// least recently leave it (their scans go back to SQLite).
+//
+// The engine calls the cache with plain values — table ids, stored keys
+// and properties, commit numbers — and lends it what it needs of SQLite
+// as functions (a Reader for loads, Scan.Big for large values): the cache
+// does not import the engine.
 //
 // Exactness: a scan must see the table as its transaction's snapshot
 // does. Commits are numbered; before COMMIT the writer records, for each
@@ -48,49 +43,83 @@ import (
 // clone of it. Otherwise the scan reads SQLite, as before. Bulk changes
 // (a snapshot restore) advance lastAll, which stands for every table's
 // lastWrite, and empty the cache.
+package filtercache
 
-// defaultFilterCache is Options.FilterCache when zero.
-const defaultFilterCache = 512 << 20
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
-// loadMinRows is how many entities a scan must examine in SQLite before
-// the table it read is loaded into the cache (tests lower it).
-var loadMinRows = 1000
+	"github.com/tableemu/tableemu/emulator/store"
+)
 
-type filterCache struct {
+// DefaultBudget is the engine's Options.FilterCache when zero.
+const DefaultBudget = 512 << 20
+
+// Cache is the filter cache of one store. Its zero value is off; Init
+// turns it on.
+type Cache struct {
 	budget    int64 // bytes; 0: off
 	committed atomic.Int64
 	mu        sync.RWMutex
 	tables    map[int64]*fcTable
 	lastAll   int64 // under mu
 	total     int64 // bytes held by every tree, under mu
+	closing   bool  // under mu: StopLoads was called
 	loads     sync.WaitGroup
 	compacts  sync.WaitGroup // compactions under way (arena.go)
+	installed atomic.Int64   // compactions that replaced a tree (Stats)
 	epoch     time.Time
-	hits      atomic.Int64 // pages answered from the cache (tests)
-	waits     atomic.Int64 // scans that waited for a load (tests)
+	hooks     atomic.Pointer[Hooks]
 }
 
-// fcTable is one table's state. Fields are under filterCache.mu.
+// Hooks are for tests.
+type Hooks struct {
+	// Load runs before a load reads its table.
+	Load func(tid int64)
+	// Compact runs before a compaction installs its copy.
+	Compact func()
+	// CompactEarly compacts a table once its dead bytes outweigh its
+	// live ones, however small it is (arena.go's compactSlack).
+	CompactEarly bool
+}
+
+// SetHooks sets the hooks; nil clears them.
+func (fc *Cache) SetHooks(h *Hooks) { fc.hooks.Store(h) }
+
+func (fc *Cache) hook() *Hooks {
+	if h := fc.hooks.Load(); h != nil {
+		return h
+	}
+	return &noHooks
+}
+
+var noHooks Hooks
+
+// fcTable is one table's state. Fields are under Cache.mu.
 type fcTable struct {
 	lastWrite int64
 	master    *ctree // the writer's; nil: not cached
 	ver       int64  // master holds every write up to commit ver
 	// pub is a clone of master as of commit pubVer, read by scans. It is
-	// made when a scan needs it (lookup), not at every commit: a clone
+	// made when a scan needs it (Lookup), not at every commit: a clone
 	// shares master's nodes until master changes them, when they are
 	// copied, so writes with no scan in between copy nothing.
 	pub    *ctree
 	pubVer int64
 	bytes  int64 // master.bytes(), as fc.total counts it
 	// compBytes is what a compaction under way holds besides master, as
-	// fc.total counts it (cachebudget.go); loadBytes, a load under way,
+	// fc.total counts it (budget.go); loadBytes, a load under way,
 	// which runLoad releases (not forget: the load still holds it).
 	compBytes, loadBytes int64
 	// large names every property some entity of master has a value of
 	// left out of its slim form; a filter reading one of them scans
 	// SQLite. Replaced, never changed, so that a scan may keep it.
 	large map[string]bool
-	// loading: a load of the table is under way (cacheload.go); loaded
+	// loading: a load of the table is under way (load.go); loaded
 	// is closed when it ends.
 	loading bool
 	loaded  chan struct{}
@@ -102,22 +131,34 @@ type fcTable struct {
 	lastUse atomic.Int64 // when a scan or a write last used it, since epoch
 }
 
-// slimMax is the largest value a slim entry keeps: a key, a name, a
+// SlimMax is the largest value a slim entry keeps: a key, a name, a
 // number or a GUID fit; a serialized document does not.
-const slimMax = 64
+const SlimMax = 64
 
-func (fc *filterCache) init(budget int64) {
-	fc.budget, fc.tables, fc.epoch = budget, map[int64]*fcTable{}, time.Now()
+// Init turns the cache on with a budget in bytes; 0 or less leaves it off.
+func (fc *Cache) Init(budget int64) {
+	fc.budget, fc.tables, fc.epoch = max(budget, 0), map[int64]*fcTable{}, time.Now()
 }
 
-func (fc *filterCache) on() bool { return fc.budget > 0 }
+// On says whether the cache is on: when it is off, the engine records no
+// changes for it and scans read SQLite.
+func (fc *Cache) On() bool { return fc.budget > 0 }
 
-// cacheOp is one change a write transaction made, applied after COMMIT:
-// for a put, the entity (its keys as the write gave them, which the
-// cache copies then) and the properties left out of its slim form.
-type cacheOp struct {
+// Budget is the cache's bound in bytes; 0 when it is off.
+func (fc *Cache) Budget() int64 { return fc.budget }
+
+// Committed is the number of the last commit applied (Commit). A reader
+// reads it before its snapshot begins (p1, as Lookup and Loader.Begin
+// take it).
+func (fc *Cache) Committed() int64 { return fc.committed.Load() }
+
+// Op is one change a write transaction made, applied after COMMIT (Put,
+// Delete, Create, Drop): for a put, the entity (its keys as the write
+// gave them, which the cache copies then) and the properties left out of
+// its slim form.
+type Op struct {
 	tid    int64
-	kind   cacheOpKind
+	kind   opKind
 	pk, rk string
 	slim   []byte
 	ts     int64
@@ -129,15 +170,15 @@ type cacheOp struct {
 	known map[string]bool
 }
 
-type cacheOpKind uint8
+type opKind uint8
 
 const (
-	opPut cacheOpKind = iota
+	opPut opKind = iota
 	opDelete
 	opCreate // a new, empty table
 	opDrop   // the table left the account
 	// opTouch: an entity of a table the cache did not hold was written;
-	// the op carries no entity (notePut).
+	// the op carries no entity (Put).
 	opTouch
 )
 
@@ -148,7 +189,7 @@ const (
 // Properties that are not well formed are kept whole: a filter reading
 // them fails as it would through SQLite.
 func slimOf(props []byte, known map[string]bool) (slim []byte, big bool, large []string) {
-	slim, big, err := store.SlimProps(props, slimMax, func(name []byte) {
+	slim, big, err := store.SlimProps(props, SlimMax, func(name []byte) {
 		if !known[string(name)] {
 			large = append(large, string(name))
 		}
@@ -159,34 +200,34 @@ func slimOf(props []byte, known map[string]bool) (slim []byte, big bool, large [
 	return slim, big, large
 }
 
-// notePut, noteDelete, noteTable record a write transaction's changes.
+// Put, Delete, Create and Drop record a write transaction's changes, as
+// the engine makes them; the engine calls them only when the cache is on.
 //
-// notePut makes the slim form of the entity only for a table the cache
+// Put makes the slim form of the entity only for a table the cache
 // may hold when the commit applies it (holds); for any other — over the
 // budget, evicted, after a restore, never scanned — it records the write
-// as opTouch, which begin still counts as the table's last write, so that
+// as opTouch, which Begin still counts as the table's last write, so that
 // a load that raced it is discarded. Should the table's tree be installed
 // between the two anyway (a load that read the table before this write
-// and installed it before begin), commit finds an opTouch for a cached
+// and installed it before Begin), Commit finds an opTouch for a cached
 // table and forgets its tree: the write is not in it.
-func (tx *Tx) notePut(tid int64, pk, rk string, ts int64, props []byte) {
-	if !tx.s.fc.on() {
-		return
-	}
-	held, known := tx.s.fc.holds(tid)
+//
+// pk, rk and props are the stored forms, which the op refers to until
+// Commit copies what the cache keeps.
+func (fc *Cache) Put(tid int64, pk, rk string, ts int64, props []byte) Op {
+	held, known := fc.holds(tid)
 	if !held {
-		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opTouch})
-		return
+		return Op{tid: tid, kind: opTouch}
 	}
 	slim, big, large := slimOf(props, known)
-	tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opPut, pk: pk, rk: rk, slim: slim, ts: ts, big: big, large: large, known: known})
+	return Op{tid: tid, kind: opPut, pk: pk, rk: rk, slim: slim, ts: ts, big: big, large: large, known: known}
 }
 
 // holds reports whether tid's tree may be there when a write made now
 // commits: it is cached, being loaded, or unknown to the cache (a table
 // created in the writer's current group is cached from its commit on);
 // and the names its tree has large values of.
-func (fc *filterCache) holds(tid int64) (bool, map[string]bool) {
+func (fc *Cache) holds(tid int64) (bool, map[string]bool) {
 	fc.mu.RLock()
 	defer fc.mu.RUnlock()
 	st := fc.tables[tid]
@@ -196,24 +237,21 @@ func (fc *filterCache) holds(tid int64) (bool, map[string]bool) {
 	return st.master != nil || st.loading, st.large
 }
 
-func (tx *Tx) noteDelete(tid int64, pk, rk string) {
-	if tx.s.fc.on() {
-		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: opDelete, pk: pk, rk: rk})
-	}
-}
+// Delete records the delete of an entity, by its stored keys.
+func Delete(tid int64, pk, rk string) Op { return Op{tid: tid, kind: opDelete, pk: pk, rk: rk} }
 
-func (tx *Tx) noteTable(tid int64, kind cacheOpKind) {
-	if tx.s.fc.on() {
-		tx.cacheOps = append(tx.cacheOps, cacheOp{tid: tid, kind: kind})
-	}
-}
+// Create records a new, empty table: cached from its commit on.
+func Create(tid int64) Op { return Op{tid: tid, kind: opCreate} }
 
-// begin numbers the commit about to be made and records it as the last
-// write of every table ops touch (and of all, for a bulk change); the
-// writer calls it before COMMIT.
-func (fc *filterCache) begin(ops []cacheOp, all bool) int64 {
+// Drop records that a table left its account.
+func Drop(tid int64) Op { return Op{tid: tid, kind: opDrop} }
+
+// Begin numbers the commit about to be made and records it as the last
+// write of every table ops touch (and of all, for a bulk change, such as
+// a snapshot restore); the writer calls it before COMMIT.
+func (fc *Cache) Begin(ops []Op, all bool) int64 {
 	n := fc.committed.Load() + 1
-	if !fc.on() || (len(ops) == 0 && !all) {
+	if !fc.On() || (len(ops) == 0 && !all) {
 		return n
 	}
 	fc.mu.Lock()
@@ -228,7 +266,7 @@ func (fc *filterCache) begin(ops []cacheOp, all bool) int64 {
 }
 
 // table returns tid's state, adding it; under mu.
-func (fc *filterCache) table(tid int64) *fcTable {
+func (fc *Cache) table(tid int64) *fcTable {
 	st := fc.tables[tid]
 	if st == nil {
 		st = &fcTable{}
@@ -237,18 +275,19 @@ func (fc *filterCache) table(tid int64) *fcTable {
 	return st
 }
 
-// commit applies commit n's changes after COMMIT (ok) or, when COMMIT
-// failed, forgets the tables it touched, whose state is now unknown.
-func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
+// Commit applies commit n's changes after COMMIT (ok) or, when COMMIT
+// failed, forgets the tables it touched, whose state is now unknown. The
+// writer calls it for every Begin, ops and all as they were.
+func (fc *Cache) Commit(n int64, ops []Op, all, ok bool) {
 	defer fc.committed.Store(n)
-	if !fc.on() || (len(ops) == 0 && !all) {
+	if !fc.On() || (len(ops) == 0 && !all) {
 		return
 	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if all || !ok {
 		for tid, st := range fc.tables {
-			if all || slices.ContainsFunc(ops, func(op cacheOp) bool { return op.tid == tid }) {
+			if all || slices.ContainsFunc(ops, func(op Op) bool { return op.tid == tid }) {
 				fc.forget(st)
 			}
 		}
@@ -279,7 +318,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 			continue
 		}
 		if op.kind == opTouch {
-			// Installed since notePut, without this write: see notePut.
+			// Installed since Put, without this write: see Put.
 			fc.forget(st)
 			continue
 		}
@@ -302,7 +341,7 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		if st.master == nil {
 			continue
 		}
-		if st.compact == nil && st.master.a.wasteful() && fc.compactionFits(st) {
+		if st.compact == nil && st.master.a.wasteful(fc.hook().CompactEarly) && fc.compactionFits(st) {
 			fc.startCompaction(st)
 		}
 		b := st.master.bytes()
@@ -311,16 +350,16 @@ func (fc *filterCache) commit(n int64, ops []cacheOp, all, ok bool) {
 		st.ver = n
 		st.lastUse.Store(now)
 		// A tree published before this commit is never handed out again
-		// (lookup gives only the current version), and it would keep the
+		// (Lookup gives only the current version), and it would keep the
 		// nodes this commit's writes copied: as many as the tree has,
-		// after enough writes (cachebudget.go).
+		// after enough writes (budget.go).
 		st.pub = nil
 	}
 	fc.evict()
 }
 
 // forget drops a table's trees, and its compaction; under mu.
-func (fc *filterCache) forget(st *fcTable) {
+func (fc *Cache) forget(st *fcTable) {
 	if st.compact != nil {
 		st.compact.dropped.Store(true)
 	}
@@ -360,7 +399,7 @@ func (st *fcTable) keepLarge(known map[string]bool) {
 // evict drops the tables used least recently (the largest first among
 // equals) until the cache is within 90% of its
 // budget; under mu.
-func (fc *filterCache) evict() {
+func (fc *Cache) evict() {
 	if fc.total <= fc.budget {
 		return
 	}
@@ -388,35 +427,51 @@ func (fc *filterCache) evict() {
 	}
 }
 
-// lookup returns the tree a scan of tid in a snapshot that began after
-// commit p1 may read, or nil; load says the table is not cached and
-// could be loaded; wait, that it is being loaded, and is closed when the
-// load ends.
-func (fc *filterCache) lookup(tid, p1 int64) (tree *ctree, large map[string]bool, load bool, wait <-chan struct{}) {
-	if !fc.on() {
-		return nil, nil, false, nil
+// Tree is a table's cached entities as one scan reads them (Lookup): a
+// copy-on-write clone that later commits do not change. Its zero value
+// holds no table.
+type Tree struct {
+	t     *ctree
+	large map[string]bool
+}
+
+// Cached says whether t holds a table.
+func (t Tree) Cached() bool { return t.t != nil }
+
+// Large says whether some entity of the table has a value of property
+// name too large for its slim form: a filter that reads name cannot be
+// decided on the cache and scans SQLite.
+func (t Tree) Large(name string) bool { return t.large[name] }
+
+// Lookup returns the tree a scan of tid in a snapshot that began after
+// commit p1 (Committed) may read, or none; load says the table is not
+// cached and could be loaded (Load); wait, that it is being loaded, and
+// is closed when the load ends.
+func (fc *Cache) Lookup(tid, p1 int64) (tree Tree, load bool, wait <-chan struct{}) {
+	if !fc.On() {
+		return Tree{}, false, nil
 	}
 	fc.mu.RLock()
 	st := fc.tables[tid]
 	switch {
 	case st == nil:
 		fc.mu.RUnlock()
-		return nil, nil, true, nil
+		return Tree{}, true, nil
 	case st.master == nil && st.loading:
 		defer fc.mu.RUnlock()
-		return nil, nil, false, st.loaded
+		return Tree{}, false, st.loaded
 	case st.master == nil:
 		fc.mu.RUnlock()
-		return nil, nil, !st.tooBig, nil
+		return Tree{}, !st.tooBig, nil
 	}
 	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
 		fc.mu.RUnlock()
-		return nil, nil, false, nil // written since: the writer is about to apply it
+		return Tree{}, false, nil // written since: the writer is about to apply it
 	}
 	st.lastUse.Store(int64(time.Since(fc.epoch)))
 	if st.pub != nil && st.pubVer == st.ver {
 		defer fc.mu.RUnlock()
-		return st.pub, st.large, false, nil
+		return Tree{st.pub, st.large}, false, nil
 	}
 	// Publish: cloning changes master, so it takes the lock the writer
 	// changes master under. Nothing can have written the table since the
@@ -425,19 +480,72 @@ func (fc *filterCache) lookup(tid, p1 int64) (tree *ctree, large map[string]bool
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if st.master == nil || fc.tables[tid] != st {
-		return nil, nil, false, nil // dropped meanwhile
+		return Tree{}, false, nil // dropped meanwhile
 	}
 	if last := max(st.lastWrite, fc.lastAll); last > p1 || last > st.ver {
-		return nil, nil, false, nil
+		return Tree{}, false, nil
 	}
 	if st.pub == nil || st.pubVer != st.ver {
 		st.pub, st.pubVer = st.master.clone(), st.ver
 	}
-	return st.pub, st.large, false, nil
+	return Tree{st.pub, st.large}, false, nil
 }
 
-// cachedKeys renders a table's cached keys, for tests.
-func (fc *filterCache) cachedKeys(tid int64) (string, bool) {
+// Forget drops tid's tree, as eviction does: its scans read SQLite until
+// it is loaded again (tests).
+func (fc *Cache) Forget(tid int64) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if st := fc.tables[tid]; st != nil {
+		fc.forget(st)
+	}
+}
+
+// Stats is what the cache holds, and what it has done.
+type Stats struct {
+	Bytes       int64 // counted against the budget (budget.go)
+	Tables      int   // tables cached
+	Compactions int64 // compactions that replaced a table's tree (arena.go)
+}
+
+// Stats reports what the cache holds now.
+func (fc *Cache) Stats() Stats {
+	fc.mu.RLock()
+	defer fc.mu.RUnlock()
+	s := Stats{Bytes: fc.total, Compactions: fc.installed.Load()}
+	for _, st := range fc.tables {
+		if st.master != nil {
+			s.Tables++
+		}
+	}
+	return s
+}
+
+// Check verifies the cache's count of its bytes (budget.go): each cached
+// table's against its tree, and the total against the tables', with no
+// load under way (a dropped table's load is counted until it ends).
+func (fc *Cache) Check() error {
+	fc.mu.RLock()
+	defer fc.mu.RUnlock()
+	var sum int64
+	for tid, st := range fc.tables {
+		if st.master != nil && st.bytes != st.master.bytes() {
+			return fmt.Errorf("filter cache: table %d counts %d bytes, its tree holds %d", tid, st.bytes, st.master.bytes())
+		}
+		sum += st.bytes + st.compBytes + st.loadBytes
+	}
+	if sum != fc.total {
+		return fmt.Errorf("filter cache: %d bytes counted in all, the tables count %d", fc.total, sum)
+	}
+	if fc.total > fc.budget {
+		return fmt.Errorf("filter cache: %d bytes counted, over the budget of %d", fc.total, fc.budget)
+	}
+	return nil
+}
+
+// Keys renders a table's cached keys, stored form, as "pk|rk;" each in
+// key order (tests compare it with SQLite's); false if it is not cached.
+func (fc *Cache) Keys(tid int64) (string, bool) {
 	fc.mu.RLock()
 	defer fc.mu.RUnlock()
 	st := fc.tables[tid]
