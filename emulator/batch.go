@@ -84,7 +84,7 @@ func (s *Server) batch(c *call) error {
 	}
 	if fail == nil && s.thr != nil {
 		// Every operation is one entity of the batch's partition.
-		if err := s.thr.admit(c.res.account, table, ops[0].w.pk, true, len(ops)); err != nil {
+		if err := s.thr.Admit(c.res.account, table, ops[0].w.pk, true, len(ops)); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tableemu/tableemu/emulator/faults"
 )
 
 // DevAccount and DevKey are the well-known development storage account
@@ -72,7 +74,8 @@ type Config struct {
 	CacheSize int // --cacheSize
 	// Insights classifies queries and collects design statistics
 	// (insights.go); Throttle simulates the service's scalability targets
-	// (throttle.go); Faults injects transient failures (faults.go).
+	// (faults/throttle.go); Faults injects transient failures
+	// (faults/faults.go).
 	Insights bool   // --insights
 	Throttle bool   // --throttle
 	Faults   string // --faults SPEC
@@ -200,7 +203,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		return c, fmt.Errorf("--oauth %q: the only level is basic", c.OAuth)
 	}
 	if c.Faults != "" {
-		if _, err := parseFaults(c.Faults); err != nil {
+		if _, err := faults.Parse(c.Faults); err != nil {
 			return c, fmt.Errorf("--faults: %w", err)
 		}
 	}

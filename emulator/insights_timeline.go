@@ -3,12 +3,14 @@ package emulator
 import (
 	"sort"
 	"strings"
+
+	"github.com/tableemu/tableemu/emulator/faults"
 )
 
 // The insights timeline: entities written per partition per second over the
 // last few minutes, and the requests --throttle refused, so that the
 // explorer can draw the hottest partitions over time against the service's
-// target of about 2,000 entities per second per partition (throttle.go).
+// target of about 2,000 entities per second per partition (faults/throttle.go).
 // insights.go keeps the totals; this file keeps the recent seconds. It is
 // guarded by insights.mu.
 
@@ -127,7 +129,7 @@ type partitionSeries struct {
 // report returns account's last timelineSeconds seconds up to now, oldest
 // first; per table the partitions with the highest peaks.
 func (tl *timeline) report(now int64, account string) timelineReport {
-	out := timelineReport{Now: now, Seconds: timelineSeconds, PartitionTarget: partitionTarget, Tables: []tableTimelineReport{}}
+	out := timelineReport{Now: now, Seconds: timelineSeconds, PartitionTarget: faults.PartitionTarget, Tables: []tableTimelineReport{}}
 	for _, t := range tl.tables {
 		if t.account != account {
 			continue

@@ -1,12 +1,25 @@
 package emulator
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/faults"
 	"github.com/tableemu/tableemu/odata/edm"
 )
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct{ t time.Time }
+
+func (f *fakeClock) now() time.Time { return f.t }
+
+func isBusy(err error) bool {
+	var e *tableemu.Error
+	return errors.As(err, &e) && e.Code == tableemu.ServerBusy
+}
 
 // TestTimeline: writes land in their partition's second, partitions past
 // the per-second bound are summed as others, refusals of --throttle are
@@ -14,8 +27,7 @@ import (
 func TestTimeline(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	in := newInsights(clk.now)
-	th := newThrottle(clk.now)
-	th.refused = in.throttled
+	th := faults.NewThrottle(clk.now, in.throttled)
 	write := func(pk string, n int) {
 		es := make([]*edm.Entity, n)
 		for i := range es {
@@ -32,10 +44,10 @@ func TestTimeline(t *testing.T) {
 	}
 	// The partition's bucket holds 2,000: a batch of 2,000 passes, the
 	// next is refused and counted.
-	if err := th.admit("acct", "orders", "hot", true, 2000); err != nil {
+	if err := th.Admit("acct", "orders", "hot", true, 2000); err != nil {
 		t.Fatal(err)
 	}
-	if err := th.admit("acct", "orders", "hot", true, 100); !isBusy(err) {
+	if err := th.Admit("acct", "orders", "hot", true, 100); !isBusy(err) {
 		t.Fatalf("second batch: %v, want ServerBusy", err)
 	}
 

@@ -21,7 +21,7 @@ func (s *Server) getEntity(c *call) error {
 		return filterErr(err)
 	}
 	if s.thr != nil {
-		if err := s.thr.admit(c.res.account, c.res.table, c.res.pk, true, 1); err != nil {
+		if err := s.thr.Admit(c.res.account, c.res.table, c.res.pk, true, 1); err != nil {
 			return err
 		}
 	}
@@ -81,7 +81,7 @@ func (s *Server) queryEntities(c *call) error {
 	eq := store.EntityQuery{Filter: filter, Top: top, CountScanned: s.ins != nil || s.thr != nil}
 	pk, onePartition := store.FixedPartition(filter)
 	if s.thr != nil {
-		if err := s.thr.admit(c.res.account, c.res.table, pk, onePartition, 0); err != nil {
+		if err := s.thr.Admit(c.res.account, c.res.table, pk, onePartition, 0); err != nil {
 			return err
 		}
 	}
@@ -147,7 +147,7 @@ func (s *Server) queryEntities(c *call) error {
 		return err
 	}
 	if s.thr != nil {
-		s.thr.charge(c.res.account, c.res.table, pk, onePartition, max(res.Scanned, returned))
+		s.thr.Charge(c.res.account, c.res.table, pk, onePartition, max(res.Scanned, returned))
 	}
 	if s.ins != nil {
 		f := ""

@@ -27,6 +27,7 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/faults"
 	"github.com/tableemu/tableemu/emulator/store"
 )
 
@@ -40,8 +41,8 @@ type Server struct {
 	now      func() time.Time
 	props    propsCache  // service properties per account, read by CORS (service.go)
 	ins      *insights   // nil unless --insights
-	thr      *throttle   // nil unless --throttle
-	flt      *faults     // nil unless --faults
+	thr      limiter     // nil unless --throttle (addons.go)
+	flt      injector    // nil unless --faults (addons.go)
 	tls      *tls.Config // nil unless --cert (run.go)
 
 	explorer http.Handler            // the data explorer at /_tableemu/ (explorer.go)
@@ -101,16 +102,19 @@ func New(cfg Config) (*Server, error) {
 		s.ins = newInsights(s.now)
 	}
 	if cfg.Throttle {
-		s.thr = newThrottle(s.now)
+		var refused func(account, table, pk string, hasPK bool)
 		if s.ins != nil {
-			s.thr.refused = s.ins.throttled // the insights timeline
+			refused = s.ins.throttled // the insights timeline
 		}
+		s.thr = faults.NewThrottle(s.now, refused)
 	}
 	if cfg.Faults != "" {
-		if s.flt, err = parseFaults(cfg.Faults); err != nil {
+		f, err := faults.Parse(cfg.Faults)
+		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("--faults: %w", err)
 		}
+		s.flt = f
 	}
 	s.router = s.routes()
 	s.explorer = newExplorer(cfg)

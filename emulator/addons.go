@@ -1,0 +1,53 @@
+package emulator
+
+import (
+	"net/http"
+
+	"github.com/tableemu/tableemu/auth"
+)
+
+// The add-ons as the server sees them. Each thing a user switches on or
+// off lives in a package of its own under emulator/ (docs/development.md)
+// that does not import this one; the server calls it through the
+// interfaces below, which it owns, and hands it only values: the
+// operation, the account, the table, the keys. A Server field of one of
+// these types is nil when its add-on is off, and the request path then
+// pays one nil check.
+
+// injector fails a request on purpose after authorization, before its
+// operation runs (emulator/faults.Faults, --faults). Inject returns nil,
+// the error to answer with, or http.ErrAbortHandler to close the
+// connection without an answer.
+type injector interface {
+	Inject(op auth.Op) error
+}
+
+// limiter holds requests to the service's scalability targets
+// (emulator/faults.Throttle, --throttle). Admit pays cost entities from
+// the partition's (when hasPK) and the account's budgets or refuses with
+// the service's 503 ServerBusy; a query, admitted with cost 0, is billed
+// afterwards by Charge for the entities it examined.
+type limiter interface {
+	Admit(account, table, pk string, hasPK bool, cost int) error
+	Charge(account, table, pk string, hasPK bool, n int)
+}
+
+// fail answers c with an add-on's error, or for http.ErrAbortHandler
+// closes the connection without an answer, as the service's front end
+// sometimes does: hijacked and closed where the connection allows, else
+// by net/http, which closes it when a handler panics with
+// http.ErrAbortHandler (ServeHTTP lets that panic through).
+func (c *call) fail(err error) {
+	if err != http.ErrAbortHandler {
+		c.writeError(err)
+		return
+	}
+	c.note = "fault=drop"
+	if h, ok := c.sw.ResponseWriter.(http.Hijacker); ok {
+		if conn, _, err := h.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
