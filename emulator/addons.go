@@ -3,6 +3,7 @@ package emulator
 import (
 	"net/http"
 
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 )
 
@@ -30,6 +31,29 @@ type injector interface {
 type limiter interface {
 	Admit(account, table, pk string, hasPK bool, cost int) error
 	Charge(account, table, pk string, hasPK bool, n int)
+}
+
+// tool serves some of tableemu's own endpoints under /_tableemu/ (reset
+// and snapshots: emulator/isolation). It writes its answer to w, or
+// returns the error for the one error writer (errors.go), so that its
+// failures look like the service's; note is for the access log line.
+type tool interface {
+	ServeTool(w http.ResponseWriter, r *http.Request) (note string, err error)
+}
+
+// serveWith answers c with t. A failure on the server's side (5xx: the
+// database full or locked, a timeout) is logged as a storage fault of the
+// Table API is (writeError).
+func (s *Server) serveWith(c *call, t tool) {
+	note, err := t.ServeTool(c.w, c.r)
+	c.note = note
+	if err == nil {
+		return
+	}
+	if e := tableemu.From(err); e.Status >= 500 {
+		err = &storageFault{e}
+	}
+	c.writeError(err)
 }
 
 // fail answers c with an add-on's error, or for http.ErrAbortHandler

@@ -61,7 +61,7 @@ type Config struct {
 	RequestTimeout time.Duration
 	// IsolationTimeout is the time a request to tableemu's reset and
 	// snapshot endpoints may take (no flag; at most MaxIsolationTimeout);
-	// 0 means DefaultIsolationTimeout (isolation_http.go).
+	// 0 means DefaultIsolationTimeout (isolation/http.go).
 	IsolationTimeout time.Duration
 
 	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):

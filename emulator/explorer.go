@@ -10,7 +10,7 @@ import (
 // /_tableemu/, like the insights report. It is static files only: the page
 // reaches the data through the Table API with credentials, like any SDK.
 // Server.serveTool hands it every path under /_tableemu/ that is not the
-// insights report or an isolation endpoint (isolation_http.go).
+// insights report or an isolation endpoint (isolation/http.go).
 
 func newExplorer(cfg Config) http.Handler {
 	return explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights})

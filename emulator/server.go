@@ -28,6 +28,7 @@ import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/faults"
+	"github.com/tableemu/tableemu/emulator/isolation"
 	"github.com/tableemu/tableemu/emulator/store"
 )
 
@@ -39,11 +40,12 @@ type Server struct {
 	accounts map[string]*auth.Account
 	router   *mux.Router
 	now      func() time.Time
-	props    propsCache  // service properties per account, read by CORS (service.go)
-	ins      *insights   // nil unless --insights
-	thr      limiter     // nil unless --throttle (addons.go)
-	flt      injector    // nil unless --faults (addons.go)
-	tls      *tls.Config // nil unless --cert (run.go)
+	props    propsCache           // service properties per account, read by CORS (service.go)
+	ins      *insights            // nil unless --insights
+	thr      limiter              // nil unless --throttle (addons.go)
+	flt      injector             // nil unless --faults (addons.go)
+	iso      *isolation.Isolation // reset and snapshots (isolation.go)
+	tls      *tls.Config          // nil unless --cert (run.go)
 
 	explorer http.Handler            // the data explorer at /_tableemu/ (explorer.go)
 	lastBase atomic.Pointer[baseURL] // call.baseURL's last answer
@@ -116,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.flt = f
 	}
+	s.iso = newIsolation(s)
 	s.router = s.routes()
 	s.explorer = newExplorer(cfg)
 	return s, nil
@@ -212,8 +215,8 @@ func (s *Server) serveTool(c *call) {
 	switch p := r.URL.Path; {
 	case p == "/_tableemu/insights":
 		s.serveInsights(c)
-	case isIsolationPath(p):
-		s.serveIsolation(c) // reset and snapshots (isolation_http.go)
+	case isolation.IsPath(p):
+		s.serveWith(c, s.iso) // reset and snapshots (isolation.go)
 	default:
 		s.explorer.ServeHTTP(&c.sw, r)
 	}
