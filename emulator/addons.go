@@ -2,9 +2,13 @@ package emulator
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/insights"
+	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // The add-ons as the server sees them. Each thing a user switches on or
@@ -33,8 +37,54 @@ type limiter interface {
 	Charge(account, table, pk string, hasPK bool, n int)
 }
 
-// tool serves some of tableemu's own endpoints under /_tableemu/ (reset
-// and snapshots: emulator/isolation). It writes its answer to w, or
+// observer hears what the service would count (emulator/insights.Insights,
+// --insights): each page of a query, whose figures it also sets in the
+// response's headers h; the entities each write touched; the batches
+// refused for spanning partitions; the requests --throttle refused. It
+// serves its report at /_tableemu/insights (tool).
+type observer interface {
+	tool
+	Query(h http.Header, account, table, filter string, res store.ScanResult, returned int)
+	Writes(account, table string, es []*edm.Entity)
+	CrossPartitionBatch(account, table string, pks []string)
+	Throttled(account, table, pk string, hasPK bool)
+}
+
+// noteQuery tells the observer of a page of c's query, and keeps the
+// figures for the access log line (queryNote).
+func (s *Server) noteQuery(c *call, table, filter string, res store.ScanResult, returned int) {
+	s.ins.Query(c.w.Header(), c.res.account, table, filter, res, returned)
+	c.queried = queryNote{set: true, shape: res.Shape, scanned: res.Scanned, returned: returned, read: insights.Read(res), index: res.Index}
+}
+
+// noteWrites tells the observer of entities c wrote to table; stubs stand
+// for deleted entities (only their keys count).
+func (s *Server) noteWrites(c *call, table string, es ...*edm.Entity) {
+	if s.ins != nil {
+		s.ins.Writes(c.res.account, table, es)
+	}
+}
+
+// queryNote is what a query page adds to its access log line with
+// --insights, formatted only if a line is written (logNote).
+type queryNote struct {
+	set                     bool
+	shape                   store.Shape
+	scanned, returned, read int
+	index                   string
+}
+
+func (n *queryNote) String() string {
+	s := "shape=" + string(n.shape) + " scanned=" + strconv.Itoa(n.scanned) + " returned=" + strconv.Itoa(n.returned)
+	if n.index != "" {
+		s += " index=" + n.index + " read=" + strconv.Itoa(n.read)
+	}
+	return s
+}
+
+// tool serves some of tableemu's own endpoints under /_tableemu/ (the
+// insights report: emulator/insights; reset and snapshots:
+// emulator/isolation). It writes its answer to w, or
 // returns the error for the one error writer (errors.go), so that its
 // failures look like the service's; note is for the access log line.
 type tool interface {

@@ -80,7 +80,7 @@ func (s *Server) batch(c *call) error {
 				pks = append(pks, ops[i].w.pk)
 			}
 		}
-		s.ins.crossPartitionBatch(c.res.account, ops[0].res.table, pks)
+		s.ins.CrossPartitionBatch(c.res.account, ops[0].res.table, pks)
 	}
 	if fail == nil && s.thr != nil {
 		// Every operation is one entity of the batch's partition.

@@ -73,9 +73,9 @@ type Config struct {
 	// DefaultCacheSize, and a negative value (--cacheSize 0) turns it off.
 	CacheSize int // --cacheSize
 	// Insights classifies queries and collects design statistics
-	// (insights.go); Throttle simulates the service's scalability targets
-	// (faults/throttle.go); Faults injects transient failures
-	// (faults/faults.go).
+	// (emulator/insights); Throttle simulates the service's scalability
+	// targets (emulator/faults/throttle.go); Faults injects transient
+	// failures (emulator/faults/faults.go).
 	Insights bool   // --insights
 	Throttle bool   // --throttle
 	Faults   string // --faults SPEC

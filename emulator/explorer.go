@@ -21,3 +21,16 @@ func newExplorer(cfg Config) http.Handler {
 func ExplorerURL(scheme, addr string) string {
 	return scheme + "://" + addr + explorer.Prefix
 }
+
+// publicDevAccount returns the development account's name when it is
+// configured with its well-known (public) key, else "": then, and only
+// then, a loopback client needs no credentials to see its data through
+// the explorer or the insights report.
+func publicDevAccount(accounts []Account) string {
+	for _, a := range accounts {
+		if a.Name == DevAccount && len(a.Keys) > 0 && a.Keys[0] == DevKey {
+			return a.Name
+		}
+	}
+	return ""
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/store/sqlite"
 	"github.com/tableemu/tableemu/odata"
@@ -156,5 +157,45 @@ func TestInsightsAccessLogNote(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasSuffix(last, " shape=point-query scanned=1 returned=1") {
 		t.Errorf("access log line %q lacks the query's note", last)
+	}
+}
+
+// TestThrottledOnTimeline: with --insights and --throttle, a request the
+// throttle refuses is on the insights timeline — the server hands the
+// one add-on's refusals to the other (New), which know nothing of each
+// other.
+func TestThrottledOnTimeline(t *testing.T) {
+	s, err := New(Config{InMemory: true, Silent: true, Insights: true, Throttle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	// One more entity than a partition's budget of a second: refused.
+	if err := s.thr.Admit(DevAccount, "orders", "hot", true, 2001); tableemu.From(err).Code != tableemu.ServerBusy {
+		t.Fatalf("Admit: %v, want ServerBusy", err)
+	}
+	resp, err := http.Get(hs.URL + "/_tableemu/insights")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var report struct {
+		Timeline struct {
+			Tables []struct {
+				Table  string `json:"table"`
+				Total  int    `json:"throttledRequests"`
+				Recent []struct {
+					PartitionKey string `json:"partitionKey"`
+				} `json:"throttledRecent"`
+			} `json:"tables"`
+		} `json:"timeline"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&report); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("GET /_tableemu/insights: %d %v", resp.StatusCode, err)
+	}
+	if tl := report.Timeline.Tables; len(tl) != 1 || tl[0].Table != "orders" || tl[0].Total != 1 ||
+		len(tl[0].Recent) != 1 || tl[0].Recent[0].PartitionKey != "hot" {
+		t.Errorf("timeline %+v: want one refusal of partition hot of orders", tl)
 	}
 }

@@ -35,7 +35,7 @@ func (s *Server) getEntity(c *call) error {
 		return err
 	}
 	if s.ins != nil {
-		s.ins.query(c, c.point.t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
+		s.noteQuery(c, c.point.t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
 	c.etagHdr[0] = wire.ETag(c.point.ts)
 	c.w.Header()["Etag"] = c.etagHdr[:] // canonical spelling: see ServeHTTP
@@ -154,7 +154,7 @@ func (s *Server) queryEntities(c *call) error {
 		if filter != nil {
 			f = filter.String()
 		}
-		s.ins.query(c, tableName, f, res, returned)
+		s.noteQuery(c, tableName, f, res, returned)
 	}
 	if next := res.Next; next != nil {
 		// Both headers whenever more results exist, neither on the last

@@ -28,6 +28,7 @@ import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/faults"
+	"github.com/tableemu/tableemu/emulator/insights"
 	"github.com/tableemu/tableemu/emulator/isolation"
 	"github.com/tableemu/tableemu/emulator/store"
 )
@@ -41,7 +42,7 @@ type Server struct {
 	router   *mux.Router
 	now      func() time.Time
 	props    propsCache           // service properties per account, read by CORS (service.go)
-	ins      *insights            // nil unless --insights
+	ins      observer             // nil unless --insights (addons.go)
 	thr      limiter              // nil unless --throttle (addons.go)
 	flt      injector             // nil unless --faults (addons.go)
 	iso      *isolation.Isolation // reset and snapshots (isolation.go)
@@ -101,12 +102,13 @@ func New(cfg Config) (*Server, error) {
 		s.debug, s.closer = f, f
 	}
 	if cfg.Insights {
-		s.ins = newInsights(s.now)
+		s.ins = insights.New(insights.Config{Now: s.now, PartitionTarget: faults.PartitionTarget,
+			Accounts: s.accounts, DevAccount: publicDevAccount(cfg.Accounts), VerifySharedKey: s.verifySharedKey})
 	}
 	if cfg.Throttle {
 		var refused func(account, table, pk string, hasPK bool)
 		if s.ins != nil {
-			refused = s.ins.throttled // the insights timeline
+			refused = s.ins.Throttled // the insights timeline
 		}
 		s.thr = faults.NewThrottle(s.now, refused)
 	}
@@ -214,7 +216,11 @@ func (s *Server) serveTool(c *call) {
 	}
 	switch p := r.URL.Path; {
 	case p == "/_tableemu/insights":
-		s.serveInsights(c)
+		if s.ins == nil {
+			c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
+			return
+		}
+		s.serveWith(c, s.ins) // emulator/insights
 	case isolation.IsPath(p):
 		s.serveWith(c, s.iso) // reset and snapshots (isolation.go)
 	default:
