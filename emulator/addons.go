@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/insights"
 	"github.com/tableemu/tableemu/emulator/store"
@@ -80,30 +79,6 @@ func (n *queryNote) String() string {
 		s += " index=" + n.index + " read=" + strconv.Itoa(n.read)
 	}
 	return s
-}
-
-// tool serves some of tableemu's own endpoints under /_tableemu/ (the
-// insights report: emulator/insights; reset and snapshots:
-// emulator/isolation). It writes its answer to w, or
-// returns the error for the one error writer (errors.go), so that its
-// failures look like the service's; note is for the access log line.
-type tool interface {
-	ServeTool(w http.ResponseWriter, r *http.Request) (note string, err error)
-}
-
-// serveWith answers c with t. A failure on the server's side (5xx: the
-// database full or locked, a timeout) is logged as a storage fault of the
-// Table API is (writeError).
-func (s *Server) serveWith(c *call, t tool) {
-	note, err := t.ServeTool(c.w, c.r)
-	c.note = note
-	if err == nil {
-		return
-	}
-	if e := tableemu.From(err); e.Status >= 500 {
-		err = &storageFault{e}
-	}
-	c.writeError(err)
 }
 
 // fail answers c with an add-on's error, or for http.ErrAbortHandler

@@ -2,9 +2,7 @@ package emulator
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/isolation"
 )
 
@@ -119,23 +117,5 @@ func (s *Server) withProps(ctx context.Context, account string, fn func() error)
 		delete(pc.m, account)
 	}
 	pc.mu.Unlock()
-	return err
-}
-
-// verifySharedKey checks that r, a request to one of tableemu's own
-// endpoints, is signed with account's key exactly as a Table API request
-// is (package auth): the canonicalized resource is the account, then the
-// path as sent. The account must be one of the server's.
-func (s *Server) verifySharedKey(r *http.Request, account string) error {
-	req := &auth.Request{
-		Method:         r.Method,
-		Header:         r.Header,
-		Query:          r.URL.Query(),
-		CanonicalPaths: auth.CanonicalPaths(account, r.URL.EscapedPath()),
-		Secure:         r.TLS != nil,
-		RemoteIP:       remoteIP(r),
-		Now:            s.now(),
-	}
-	_, err := auth.VerifySharedKey(req, s.accounts[account])
 	return err
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/explorer"
 	"github.com/tableemu/tableemu/emulator/faults"
 	"github.com/tableemu/tableemu/emulator/insights"
 	"github.com/tableemu/tableemu/emulator/isolation"
@@ -48,7 +49,7 @@ type Server struct {
 	iso      *isolation.Isolation // reset and snapshots (isolation.go)
 	tls      *tls.Config          // nil unless --cert (run.go)
 
-	explorer http.Handler            // the data explorer at /_tableemu/ (explorer.go)
+	explorer http.Handler            // the data explorer at /_tableemu/ (tools.go)
 	lastBase atomic.Pointer[baseURL] // call.baseURL's last answer
 
 	logMu  sync.Mutex
@@ -122,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.iso = newIsolation(s)
 	s.router = s.routes()
-	s.explorer = newExplorer(cfg)
+	s.explorer = explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights}) // tools.go
 	return s, nil
 }
 
@@ -202,30 +203,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.dl, c.dlErr = newDeadline(r.Context(), time.Now().Add(timeout)), terr
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
 	s.route(c)
-}
-
-// serveTool answers tableemu's own endpoints under /_tableemu/: the
-// insights report, reset and snapshots, the explorer's files. None of them
-// is the Table API, so none passes checkRequest; a request that may change
-// state first passes the cross-origin check (crossorigin.go), once for all.
-func (s *Server) serveTool(c *call) {
-	r := c.r
-	if err := checkCrossOrigin(r); err != nil {
-		c.writeError(err)
-		return
-	}
-	switch p := r.URL.Path; {
-	case p == "/_tableemu/insights":
-		if s.ins == nil {
-			c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
-			return
-		}
-		s.serveWith(c, s.ins) // emulator/insights
-	case isolation.IsPath(p):
-		s.serveWith(c, s.iso) // reset and snapshots (isolation.go)
-	default:
-		s.explorer.ServeHTTP(&c.sw, r)
-	}
 }
 
 // query returns the request's query parameters, parsed on first use:
