@@ -82,10 +82,10 @@ func (n *queryNote) String() string {
 }
 
 // fail answers c with an add-on's error, or for http.ErrAbortHandler
-// closes the connection without an answer, as the service's front end
-// sometimes does: hijacked and closed where the connection allows, else
-// by net/http, which closes it when a handler panics with
-// http.ErrAbortHandler (ServeHTTP lets that panic through).
+// (--faults kinds=drop) closes the connection without an answer: hijacked
+// and closed where the connection allows, else by net/http, which closes
+// it when a handler panics with http.ErrAbortHandler (ServeHTTP lets that
+// panic through).
 func (c *call) fail(err error) {
 	if err != http.ErrAbortHandler {
 		c.writeError(err)

@@ -10,7 +10,7 @@ import (
 // account, save and restore snapshots, from Go through the Server's
 // methods below and over HTTP under /_tableemu/accounts/, which serveTool
 // hands it. The server lends it its store, accounts and error mapping,
-// the properties cache's lock (withProps), and Shared Key verification.
+// the properties cache's lock (lockProps), and Shared Key verification.
 
 // Errors of the isolation methods; test with errors.Is. Each also carries
 // the service error the HTTP endpoints answer with (tableemu.From).
@@ -44,7 +44,8 @@ func newIsolation(s *Server) *isolation.Isolation {
 		Store:           s.store,
 		Accounts:        s.accounts,
 		DevAccount:      publicDevAccount(s.cfg.Accounts),
-		WithProps:       s.withProps,
+		LockProps:       s.props.lock,
+		UnlockProps:     s.unlockProps,
 		StoreError:      storeErr,
 		VerifySharedKey: s.verifySharedKey,
 		Timeout:         s.cfg.IsolationTimeout,
@@ -97,19 +98,11 @@ func (s *Server) DeleteSnapshot(ctx context.Context, account, name string) error
 	return s.iso.DeleteSnapshot(ctx, account, name)
 }
 
-// withProps runs fn, which changes account's stored service properties
-// (every account's for ""), holding the properties cache's turn, and drops
-// what the cache held: a request that reads the properties meanwhile
-// waits (until its deadline), and then reads them from the store as fn
-// left them. Waiting for the turn ends with ctx, fn never having run.
-func (s *Server) withProps(ctx context.Context, account string, fn func() error) error {
+// unlockProps drops what the properties cache holds for account (every
+// account's for ""), whose stored properties a reset or restore changed
+// holding the cache's turn (props.lock), and gives the turn back.
+func (s *Server) unlockProps(account string) {
 	pc := &s.props
-	if err := pc.lock(ctx); err != nil {
-		return err
-	}
-	defer pc.unlock()
-	err := fn()
-	// Dropped even when fn failed: a failed commit may have gone through.
 	pc.mu.Lock()
 	if account == "" {
 		pc.m = nil
@@ -117,5 +110,5 @@ func (s *Server) withProps(ctx context.Context, account string, fn func() error)
 		delete(pc.m, account)
 	}
 	pc.mu.Unlock()
-	return err
+	pc.unlock()
 }

@@ -11,10 +11,10 @@
 // The figures are the service's, not tableemu's: once an automatic index
 // (emulator/store/sqlite/autoindex.go) serves a filter, the shape and the
 // entities scanned stay what a scan without it examines
-// (emulator/store/servicecount.go). What
-// tableemu itself read is reported apart: x-tableemu-index names the
-// index and x-tableemu-entities-read counts the entities read, and the
-// totals carry entitiesRead and indexedQueries.
+// (emulator/store/sqlite/servicecount.go). What tableemu itself read is
+// reported apart: x-tableemu-index names the index and
+// x-tableemu-entities-read counts the entities read, and the totals carry
+// entitiesRead and indexedQueries.
 //
 // Off by default: without --insights the server keeps no statistics and
 // the request path pays one nil check. The server (package emulator)

@@ -2,11 +2,11 @@
 // reset an account to the state of a freshly started server, save its
 // state as a named snapshot and restore it, from Go (this file) and over
 // HTTP under /_tableemu/accounts/ (http.go). Each is one store
-// transaction (store/sqlite/gc.go, store/sqlite/snapshot.go), so a request
+// transaction (emulator/store/sqlite/gc.go and snapshot.go), so a request
 // running meanwhile sees the account before or after, whole; the data,
 // snapshots included, is in the database and nothing of it is kept in
 // this process but the server's service properties cache, which is
-// dropped under its lock in the same step (Config.WithProps). The server
+// dropped under its lock in the same step (Config.LockProps). The server
 // (package emulator) mounts it and offers the same operations as methods
 // of its Server, which `tableemu reset` and `tableemu snapshot`
 // (cmd/tableemu) run; this package does not know the server.
@@ -34,11 +34,12 @@ type Config struct {
 	// DevAccount is the account a loopback client may reset or snapshot
 	// without credentials (devstoreaccount1 with its public key), or "".
 	DevAccount string
-	// WithProps runs fn, which changes account's stored service
-	// properties (every account's for ""), holding the server's
-	// properties cache's turn, and drops what the cache held; waiting for
-	// the turn ends with ctx, fn never having run.
-	WithProps func(ctx context.Context, account string, fn func() error) error
+	// LockProps takes the turn of the server's service properties cache:
+	// a request that reads the properties meanwhile waits (until its
+	// deadline). Waiting ends with ctx. UnlockProps drops what the cache
+	// held for account (every account's for "") and gives the turn back.
+	LockProps   func(ctx context.Context) error
+	UnlockProps func(account string)
 	// StoreError turns a store error into the service's error
 	// (tableemu.Error, a timeout's OperationTimedOut among them).
 	StoreError func(error) error
@@ -129,6 +130,18 @@ func (iso *Isolation) checkAccount(account string) error {
 	return nil
 }
 
+// withProps runs fn, which changes account's stored service properties
+// (every account's for ""), holding the properties cache's turn, so that
+// a request reads them as they were or as fn left them. The cache is
+// dropped even when fn failed: a failed commit may have gone through.
+func (iso *Isolation) withProps(ctx context.Context, account string, fn func() error) error {
+	if err := iso.cfg.LockProps(ctx); err != nil {
+		return err
+	}
+	defer iso.cfg.UnlockProps(account)
+	return fn()
+}
+
 // Reset returns account to the state of a freshly started server: no
 // tables, entities or stored access policies, and the default service
 // properties (so no CORS rules). Its snapshots stay. A request running
@@ -138,7 +151,7 @@ func (iso *Isolation) Reset(ctx context.Context, account string) (tables int, er
 	if err := iso.checkAccount(account); err != nil {
 		return 0, err
 	}
-	err = iso.cfg.WithProps(ctx, account, func() error {
+	err = iso.withProps(ctx, account, func() error {
 		return iso.cfg.Store.Update(ctx, func(tx *store.Tx) error {
 			var err error
 			tables, err = tx.ResetAccount(account)
@@ -151,7 +164,7 @@ func (iso *Isolation) Reset(ctx context.Context, account string) (tables int, er
 // ResetAll resets every account the database holds, configured or not, in
 // one transaction. Snapshots stay.
 func (iso *Isolation) ResetAll(ctx context.Context) error {
-	return iso.cfg.WithProps(ctx, "", func() error {
+	return iso.withProps(ctx, "", func() error {
 		return iso.cfg.Store.Update(ctx, func(tx *store.Tx) error {
 			_, err := tx.ResetAll()
 			return err
@@ -191,7 +204,7 @@ func (iso *Isolation) Restore(ctx context.Context, account, name string) (Snapsh
 		return SnapshotInfo{}, err
 	}
 	var sn store.Snapshot
-	err := iso.cfg.WithProps(ctx, account, func() error {
+	err := iso.withProps(ctx, account, func() error {
 		return iso.cfg.Store.Update(ctx, func(tx *store.Tx) error {
 			var err error
 			sn, err = tx.RestoreSnapshot(account, name)

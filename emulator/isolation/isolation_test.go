@@ -77,13 +77,11 @@ func TestOperations(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	var locked []string
 	iso := New(Config{
-		Store:    st,
-		Accounts: map[string]*auth.Account{"acct": {Name: "acct"}},
-		WithProps: func(_ context.Context, account string, fn func() error) error {
-			locked = append(locked, account)
-			return fn()
-		},
-		StoreError: func(err error) error { return err },
+		Store:       st,
+		Accounts:    map[string]*auth.Account{"acct": {Name: "acct"}},
+		LockProps:   func(context.Context) error { return nil },
+		UnlockProps: func(account string) { locked = append(locked, account) },
+		StoreError:  func(err error) error { return err },
 	})
 	count := func() int {
 		n := 0
