@@ -39,6 +39,7 @@ const (
 	MaxIsolationTimeout = isolation.MaxTimeout
 )
 
+// newIsolation lends the isolation operations what they need of s.
 func newIsolation(s *Server) *isolation.Isolation {
 	return isolation.New(isolation.Config{
 		Store:           s.store,
