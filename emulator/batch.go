@@ -80,11 +80,11 @@ func (s *Server) batch(c *call) error {
 				pks = append(pks, ops[i].w.pk)
 			}
 		}
-		s.ins.crossPartitionBatch(c.res.account, ops[0].res.table, pks)
+		s.ins.CrossPartitionBatch(c.res.account, ops[0].res.table, pks)
 	}
 	if fail == nil && s.thr != nil {
 		// Every operation is one entity of the batch's partition.
-		if err := s.thr.admit(c.res.account, table, ops[0].w.pk, true, len(ops)); err != nil {
+		if err := s.thr.Admit(c.res.account, table, ops[0].w.pk, true, len(ops)); err != nil {
 			return err
 		}
 	}

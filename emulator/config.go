@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tableemu/tableemu/emulator/faults"
 )
 
 // DevAccount and DevKey are the well-known development storage account
@@ -59,7 +61,7 @@ type Config struct {
 	RequestTimeout time.Duration
 	// IsolationTimeout is the time a request to tableemu's reset and
 	// snapshot endpoints may take (no flag; at most MaxIsolationTimeout);
-	// 0 means DefaultIsolationTimeout (isolation_http.go).
+	// 0 means DefaultIsolationTimeout (isolation/http.go).
 	IsolationTimeout time.Duration
 
 	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):
@@ -71,8 +73,9 @@ type Config struct {
 	// DefaultCacheSize, and a negative value (--cacheSize 0) turns it off.
 	CacheSize int // --cacheSize
 	// Insights classifies queries and collects design statistics
-	// (insights.go); Throttle simulates the service's scalability targets
-	// (throttle.go); Faults injects transient failures (faults.go).
+	// (emulator/insights); Throttle simulates the service's scalability
+	// targets (emulator/faults/throttle.go); Faults injects transient
+	// failures (emulator/faults/faults.go).
 	Insights bool   // --insights
 	Throttle bool   // --throttle
 	Faults   string // --faults SPEC
@@ -200,7 +203,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		return c, fmt.Errorf("--oauth %q: the only level is basic", c.OAuth)
 	}
 	if c.Faults != "" {
-		if _, err := parseFaults(c.Faults); err != nil {
+		if _, err := faults.Parse(c.Faults); err != nil {
 			return c, fmt.Errorf("--faults: %w", err)
 		}
 	}

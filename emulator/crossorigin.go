@@ -11,7 +11,7 @@ import (
 //
 // Over loopback, the reset and snapshot endpoints take unsigned requests
 // for a devstoreaccount1 with its public key, so that curl works on the
-// default set-up (isolation_http.go). A web page on any other site can
+// default set-up (isolation/http.go). A web page on any other site can
 // make the browser send such a request too: a form post, a no-cors fetch
 // or sendBeacon is a "simple" request, which the browser sends without
 // asking the server first (a CORS preflight); only reading the answer is

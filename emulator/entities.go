@@ -229,7 +229,7 @@ func missingTable(name string, err error) error {
 // the table and the entity as stored.
 func (s *Server) runWrite(c *call, w *entityWrite) (t store.Table, stored *edm.Entity, err error) {
 	if s.thr != nil {
-		if err := s.thr.admit(c.res.account, c.res.table, w.pk, true, 1); err != nil {
+		if err := s.thr.Admit(c.res.account, c.res.table, w.pk, true, 1); err != nil {
 			return t, nil, err
 		}
 	}

@@ -85,7 +85,9 @@ func TestExplorerMounted(t *testing.T) {
 		t.Fatalf("GET /_tableemu/insights: %d %v", res.StatusCode, err)
 	}
 	if tl := report.Timeline; tl.Target != 2000 || len(tl.Tables) != 1 || tl.Tables[0].Table != "secrets" ||
-		len(tl.Tables[0].Partitions) != 1 || tl.Tables[0].Partitions[0].PerSecond[timelineSeconds-1]+tl.Tables[0].Partitions[0].PerSecond[timelineSeconds-2] != 1 {
+		len(tl.Tables[0].Partitions) != 1 || len(tl.Tables[0].Partitions[0].PerSecond) < 2 {
+		t.Errorf("timeline %+v: want one write to partition p of secrets in the last two seconds", tl)
+	} else if ps := tl.Tables[0].Partitions[0].PerSecond; ps[len(ps)-1]+ps[len(ps)-2] != 1 {
 		t.Errorf("timeline %+v: want one write to partition p of secrets in the last two seconds", tl)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // request as a whole, so writeError asks here.
 func (c *call) hint(e *tableemu.Error) *tableemu.Error {
 	if e.Hinted() {
-		return e // hinted where it was made, for its own case (insights_access.go)
+		return e // hinted where it was made, for its own case (insights/access.go)
 	}
 	if (e.Code == tableemu.AuthenticationFailed || e.Status == http.StatusUnauthorized && e.Code == tableemu.InvalidAuthenticationInfo) &&
 		auth.IsBearer(c.r.Header) {

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Who may read GET /_tableemu/insights (insights_access.go): unsigned only
+// Who may read GET /_tableemu/insights (insights/access.go): unsigned only
 // a loopback client of the public development account, otherwise a request
 // signed with Shared Key, which reads only its own account's tables.
 

@@ -3,14 +3,12 @@ package emulator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
@@ -18,96 +16,6 @@ import (
 	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct{ t time.Time }
-
-func (f *fakeClock) now() time.Time { return f.t }
-
-func isBusy(err error) bool {
-	var e *tableemu.Error
-	return errors.As(err, &e) && e.Code == tableemu.ServerBusy
-}
-
-// TestThrottleRates offers each bucket one and a half times its target
-// for ten (virtual) seconds: what it admits per second, once the initial
-// burst is spent (two seconds), is the target within 2%.
-func TestThrottleRates(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		target     int
-		partitions int
-	}{
-		{"partition", partitionTarget, 1},
-		{"account", accountTarget, 100},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-			th := newThrottle(clk.now)
-			offered := tc.target * 3 / 2
-			step := time.Second / time.Duration(offered)
-			admitted := 0
-			for i := 0; i < offered*10; i++ {
-				clk.t = clk.t.Add(step)
-				err := th.admit("acct", "t", fmt.Sprint(i%tc.partitions), true, 1)
-				switch {
-				case err == nil:
-					if i >= 2*offered { // once the first seconds have drained the burst
-						admitted++
-					}
-				case !isBusy(err):
-					t.Fatal(err)
-				}
-			}
-			rate := float64(admitted) / 8
-			if rate < float64(tc.target)*0.98 || rate > float64(tc.target)*1.02 {
-				t.Fatalf("admitted %.0f/s, want about %d/s", rate, tc.target)
-			}
-		})
-	}
-}
-
-// TestThrottleChargesScans: a query is admitted with its bucket out of
-// debt and billed for what it examined; the debt refuses what follows
-// until the bucket refills.
-func TestThrottleChargesScans(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	th := newThrottle(clk.now)
-	if err := th.admit("acct", "t", "", false, 0); err != nil {
-		t.Fatal(err)
-	}
-	th.charge("acct", "t", "", false, 50_000) // a 50,000-entity table scan
-	if err := th.admit("acct", "t", "p", true, 1); !isBusy(err) {
-		t.Fatalf("after a large scan: %v, want ServerBusy", err)
-	}
-	clk.t = clk.t.Add(2 * time.Second) // 20,000 + 40,000 > 50,000
-	if err := th.admit("acct", "t", "p", true, 1); err != nil {
-		t.Fatalf("after the debt is paid: %v", err)
-	}
-}
-
-func TestParseFaults(t *testing.T) {
-	for _, ok := range []string{"rate=0.5", "every=3,kinds=drop", "rate=1,ops=InsertEntity|GetEntity,kinds=timeout|busy,seed=7"} {
-		if _, err := parseFaults(ok); err != nil {
-			t.Errorf("%s: %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "rate=0", "rate=2", "every=0", "rate=0.1,every=2", "ops=Nope,rate=1", "kinds=boom,rate=1", "rate", "color=red"} {
-		if _, err := parseFaults(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	f, _ := parseFaults("every=3,kinds=busy")
-	var hits []int
-	for i := 1; i <= 9; i++ {
-		if f.pick(1) != "" {
-			hits = append(hits, i)
-		}
-	}
-	if fmt.Sprint(hits) != "[3 6 9]" {
-		t.Fatalf("every=3 hit %v", hits)
-	}
-}
 
 // TestInsightsServiceViewWithIndex: the shape and the entities scanned are
 // the service's, before and after an automatic index serves the filter —
@@ -249,5 +157,45 @@ func TestInsightsAccessLogNote(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasSuffix(last, " shape=point-query scanned=1 returned=1") {
 		t.Errorf("access log line %q lacks the query's note", last)
+	}
+}
+
+// TestThrottledOnTimeline: with --insights and --throttle, a request the
+// throttle refuses is on the insights timeline — the server hands the
+// one add-on's refusals to the other (New), which know nothing of each
+// other.
+func TestThrottledOnTimeline(t *testing.T) {
+	s, err := New(Config{InMemory: true, Silent: true, Insights: true, Throttle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	// One more entity than a partition's budget of a second: refused.
+	if err := s.thr.Admit(DevAccount, "orders", "hot", true, 2001); tableemu.From(err).Code != tableemu.ServerBusy {
+		t.Fatalf("Admit: %v, want ServerBusy", err)
+	}
+	resp, err := http.Get(hs.URL + "/_tableemu/insights")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var report struct {
+		Timeline struct {
+			Tables []struct {
+				Table  string `json:"table"`
+				Total  int    `json:"throttledRequests"`
+				Recent []struct {
+					PartitionKey string `json:"partitionKey"`
+				} `json:"throttledRecent"`
+			} `json:"tables"`
+		} `json:"timeline"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&report); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("GET /_tableemu/insights: %d %v", resp.StatusCode, err)
+	}
+	if tl := report.Timeline.Tables; len(tl) != 1 || tl[0].Table != "orders" || tl[0].Total != 1 ||
+		len(tl[0].Recent) != 1 || tl[0].Recent[0].PartitionKey != "hot" {
+		t.Errorf("timeline %+v: want one refusal of partition hot of orders", tl)
 	}
 }

@@ -2,95 +2,55 @@ package emulator
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"time"
 
-	"github.com/tableemu/tableemu"
-	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/odata/edm"
+	"github.com/tableemu/tableemu/emulator/isolation"
 )
 
-// Test isolation (docs/isolation.md): reset an account to the state of a
-// freshly started server, save its state as a named snapshot and restore
-// it. Each is one store transaction (store/sqlite/gc.go, store/sqlite/snapshot.go), so a
-// request running meanwhile sees the account before or after, whole; the
-// data, snapshots included, is in the database and nothing of it is kept
-// in this process but the service properties cache, which is dropped under
-// its lock in the same step (propsCache). The same operations are served
-// over HTTP under /_tableemu/accounts/ (isolation_http.go) and run by
-// `tableemu reset` and `tableemu snapshot` (cmd/tableemu).
+// Test isolation (docs/isolation.md) is emulator/isolation: reset an
+// account, save and restore snapshots, from Go through the Server's
+// methods below and over HTTP under /_tableemu/accounts/, which serveTool
+// hands it. The server lends it its store, accounts and error mapping,
+// the properties cache's lock (lockProps), and Shared Key verification.
 
 // Errors of the isolation methods; test with errors.Is. Each also carries
 // the service error the HTTP endpoints answer with (tableemu.From).
 var (
 	// ErrUnknownAccount: the server has no such account (AZURITE_ACCOUNTS
 	// sets them).
-	ErrUnknownAccount = errors.New("unknown account")
+	ErrUnknownAccount = isolation.ErrUnknownAccount
 	// ErrSnapshotNotFound: the account has no snapshot of that name.
-	ErrSnapshotNotFound = errors.New("snapshot not found")
+	ErrSnapshotNotFound = isolation.ErrSnapshotNotFound
 	// ErrInvalidSnapshotName: the name breaks SnapshotNameRule.
-	ErrInvalidSnapshotName = errors.New("invalid snapshot name")
+	ErrInvalidSnapshotName = isolation.ErrInvalidSnapshotName
 )
 
 // SnapshotNameRule is what a snapshot name may be. Names are compared
 // exactly (case matters).
-const SnapshotNameRule = "1 to 64 characters: letters, digits, '-', '_' and '.', starting with a letter or a digit"
+const SnapshotNameRule = isolation.SnapshotNameRule
 
 // SnapshotInfo describes a snapshot.
-type SnapshotInfo struct {
-	Account  string    `json:"account"`
-	Name     string    `json:"name"`
-	Created  time.Time `json:"created"`
-	Tables   int       `json:"tables"`
-	Entities int       `json:"entities"`
-}
+type SnapshotInfo = isolation.SnapshotInfo
 
-// isolationError is a failure of the isolation methods: a sentinel for
-// errors.Is, and the service error for the HTTP answer.
-type isolationError struct {
-	sentinel error
-	e        *tableemu.Error
-}
+const (
+	// DefaultIsolationTimeout is Config.IsolationTimeout when zero.
+	DefaultIsolationTimeout = isolation.DefaultTimeout
+	// MaxIsolationTimeout is the most Config.IsolationTimeout can be:
+	// a minute below the server's WriteTimeout, time to answer in.
+	MaxIsolationTimeout = isolation.MaxTimeout
+)
 
-// Error is the message on one line (a hint after a space, not on a line of
-// its own: tableemu.Error.Error).
-func (e *isolationError) Error() string   { return strings.ReplaceAll(e.e.Message, "\n", " ") }
-func (e *isolationError) Unwrap() []error { return []error{e.sentinel, e.e} }
-
-func unknownAccount(account string) error {
-	return &isolationError{ErrUnknownAccount, tableemu.New(tableemu.ResourceNotFound).WithHint(
-		"this server has no account %q; AZURITE_ACCOUNTS sets the accounts (devstoreaccount1 when it is unset).", account)}
-}
-
-func snapshotNotFound(account, name string) error {
-	return &isolationError{ErrSnapshotNotFound, tableemu.Newf(tableemu.SnapshotNotFound,
-		"Account %s has no snapshot named %q: save it first (tableemu snapshot save %s, or PUT /_tableemu/accounts/%s/snapshots/%s); "+
-			"tableemu snapshot list, or GET /_tableemu/accounts/%s/snapshots, lists those it has.",
-		account, name, name, account, name, account)}
-}
-
-// checkSnapshotName applies SnapshotNameRule.
-func checkSnapshotName(name string) error {
-	ok := len(name) >= 1 && len(name) <= 64
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		ok = alnum || i > 0 && (c == '-' || c == '_' || c == '.')
-	}
-	if ok {
-		return nil
-	}
-	return &isolationError{ErrInvalidSnapshotName, tableemu.Newf(tableemu.InvalidSnapshotName,
-		"The snapshot name %q is not valid: a snapshot name is %s.", name, SnapshotNameRule)}
-}
-
-func (s *Server) checkAccount(account string) error {
-	if s.accounts[account] == nil {
-		return unknownAccount(account)
-	}
-	return nil
+// newIsolation lends the isolation operations what they need of s.
+func newIsolation(s *Server) *isolation.Isolation {
+	return isolation.New(isolation.Config{
+		Store:           s.store,
+		Accounts:        s.accounts,
+		DevAccount:      publicDevAccount(s.cfg.Accounts),
+		LockProps:       s.props.lock,
+		UnlockProps:     s.unlockProps,
+		StoreError:      storeErr,
+		VerifySharedKey: s.verifySharedKey,
+		Timeout:         s.cfg.IsolationTimeout,
+	})
 }
 
 // Reset returns account to the state of a freshly started server: no
@@ -98,58 +58,13 @@ func (s *Server) checkAccount(account string) error {
 // properties (so no CORS rules). Its snapshots stay. A request running
 // meanwhile sees the account before or after, never in between.
 func (s *Server) Reset(ctx context.Context, account string) error {
-	_, err := s.reset(ctx, account)
+	_, err := s.iso.Reset(ctx, account)
 	return err
-}
-
-// reset is Reset, reporting how many tables it removed.
-func (s *Server) reset(ctx context.Context, account string) (tables int, err error) {
-	if err := s.checkAccount(account); err != nil {
-		return 0, err
-	}
-	err = s.withProps(ctx, account, func() error {
-		return s.store.Update(ctx, func(tx *store.Tx) error {
-			var err error
-			tables, err = tx.ResetAccount(account)
-			return err
-		})
-	})
-	return tables, err
 }
 
 // ResetAll resets every account the database holds, configured or not, in
 // one transaction. Snapshots stay.
-func (s *Server) ResetAll(ctx context.Context) error {
-	return s.withProps(ctx, "", func() error {
-		return s.store.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.ResetAll()
-			return err
-		})
-	})
-}
-
-// withProps runs fn, which changes account's stored service properties
-// (every account's for ""), holding the properties cache's turn, and drops
-// what the cache held: a request that reads the properties meanwhile
-// waits (until its deadline), and then reads them from the store as fn
-// left them. Waiting for the turn ends with ctx, fn never having run.
-func (s *Server) withProps(ctx context.Context, account string, fn func() error) error {
-	pc := &s.props
-	if err := pc.lock(ctx); err != nil {
-		return err
-	}
-	defer pc.unlock()
-	err := fn()
-	// Dropped even when fn failed: a failed commit may have gone through.
-	pc.mu.Lock()
-	if account == "" {
-		pc.m = nil
-	} else {
-		delete(pc.m, account)
-	}
-	pc.mu.Unlock()
-	return err
-}
+func (s *Server) ResetAll(ctx context.Context) error { return s.iso.ResetAll(ctx) }
 
 // Snapshot saves account's current state — tables, entities with their
 // Timestamps, stored access policies, service properties — under name,
@@ -157,24 +72,8 @@ func (s *Server) withProps(ctx context.Context, account string, fn func() error)
 // the database file, or in memory with InMemory) and are not tables: no
 // request of the Table API sees them.
 func (s *Server) Snapshot(ctx context.Context, account, name string) (SnapshotInfo, error) {
-	info, _, err := s.snapshot(ctx, account, name)
+	info, _, err := s.iso.Snapshot(ctx, account, name)
 	return info, err
-}
-
-func (s *Server) snapshot(ctx context.Context, account, name string) (info SnapshotInfo, replaced bool, err error) {
-	if err := s.checkAccount(account); err != nil {
-		return info, false, err
-	}
-	if err := checkSnapshotName(name); err != nil {
-		return info, false, err
-	}
-	var sn store.Snapshot
-	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		sn, replaced, err = tx.SaveSnapshot(account, name)
-		return err
-	})
-	return snapshotInfo(account, sn), replaced, storeErr(err)
 }
 
 // Restore puts account back exactly as the snapshot name saved it, in one
@@ -182,85 +81,35 @@ func (s *Server) snapshot(ctx context.Context, account, name string) (info Snaps
 // after, never in between. It rewrites what changed since the snapshot was
 // saved or last restored, not the whole snapshot.
 func (s *Server) Restore(ctx context.Context, account, name string) (SnapshotInfo, error) {
-	if err := s.checkAccount(account); err != nil {
-		return SnapshotInfo{}, err
-	}
-	if err := checkSnapshotName(name); err != nil {
-		return SnapshotInfo{}, err
-	}
-	var sn store.Snapshot
-	err := s.withProps(ctx, account, func() error {
-		return s.store.Update(ctx, func(tx *store.Tx) error {
-			var err error
-			sn, err = tx.RestoreSnapshot(account, name)
-			return err
-		})
-	})
-	if errors.Is(err, store.ErrSnapshotNotFound) {
-		return SnapshotInfo{}, snapshotNotFound(account, name)
-	}
-	return snapshotInfo(account, sn), storeErr(err)
+	return s.iso.Restore(ctx, account, name)
 }
 
 // Snapshots lists account's snapshots by name.
 func (s *Server) Snapshots(ctx context.Context, account string) ([]SnapshotInfo, error) {
-	if err := s.checkAccount(account); err != nil {
-		return nil, err
-	}
-	var list []store.Snapshot
-	err := s.store.View(ctx, func(tx *store.Tx) error {
-		var err error
-		list, err = tx.Snapshots(account)
-		return err
-	})
-	out := make([]SnapshotInfo, 0, len(list))
-	for _, sn := range list {
-		out = append(out, snapshotInfo(account, sn))
-	}
-	return out, storeErr(err)
+	return s.iso.Snapshots(ctx, account)
 }
 
 // SnapshotInfo describes one snapshot of account.
 func (s *Server) SnapshotInfo(ctx context.Context, account, name string) (SnapshotInfo, error) {
-	if err := s.checkAccount(account); err != nil {
-		return SnapshotInfo{}, err
-	}
-	if err := checkSnapshotName(name); err != nil {
-		return SnapshotInfo{}, err
-	}
-	var sn store.Snapshot
-	err := s.store.View(ctx, func(tx *store.Tx) error {
-		var err error
-		sn, err = tx.GetSnapshot(account, name)
-		return err
-	})
-	if errors.Is(err, store.ErrSnapshotNotFound) {
-		return SnapshotInfo{}, snapshotNotFound(account, name)
-	}
-	return snapshotInfo(account, sn), storeErr(err)
+	return s.iso.Info(ctx, account, name)
 }
 
 // DeleteSnapshot deletes account's snapshot name.
 func (s *Server) DeleteSnapshot(ctx context.Context, account, name string) error {
-	if err := s.checkAccount(account); err != nil {
-		return err
-	}
-	if err := checkSnapshotName(name); err != nil {
-		return err
-	}
-	err := s.store.Update(ctx, func(tx *store.Tx) error { return tx.DeleteSnapshot(account, name) })
-	if errors.Is(err, store.ErrSnapshotNotFound) {
-		return snapshotNotFound(account, name)
-	}
-	return storeErr(err)
+	return s.iso.DeleteSnapshot(ctx, account, name)
 }
 
-func snapshotInfo(account string, sn store.Snapshot) SnapshotInfo {
-	return SnapshotInfo{Account: account, Name: sn.Name, Created: edm.TimeFromTicks(sn.Created).UTC(),
-		Tables: sn.Tables, Entities: sn.Entities}
-}
-
-// String describes the snapshot in a line, as tableemu snapshot prints it.
-func (i SnapshotInfo) String() string {
-	return fmt.Sprintf("%s: %d tables, %d entities, saved %s", i.Name, i.Tables, i.Entities, i.Created.Format(time.RFC3339))
+// unlockProps drops what the properties cache holds for account (every
+// account's for ""), whose stored properties a reset or restore changed
+// holding the cache's turn (props.lock), and gives the turn back.
+func (s *Server) unlockProps(account string) {
+	pc := &s.props
+	pc.mu.Lock()
+	if account == "" {
+		pc.m = nil
+	} else {
+		delete(pc.m, account)
+	}
+	pc.mu.Unlock()
+	pc.unlock()
 }

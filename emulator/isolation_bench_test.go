@@ -12,8 +12,8 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// BenchmarkIsolation times Reset and Restore (isolation.go) of an account
-// of n ~1 KiB entities (tablebench's shape) in 10 tables, on disk:
+// BenchmarkIsolation times Reset and Restore (isolation/isolation.go) of
+// an account of n ~1 KiB entities (tablebench's shape) in 10 tables, on disk:
 //
 //   - reset: the account back to empty;
 //   - restore-after-test: a restore after a test wrote 10 entities,

@@ -19,7 +19,7 @@ import (
 	"github.com/tableemu/tableemu"
 )
 
-// The isolation endpoints and methods (isolation.go, isolation_http.go).
+// The isolation endpoints and methods (isolation.go, and package isolation).
 
 // isoServer serves devstoreaccount1 (public key) and "other" with the
 // given extra configuration.

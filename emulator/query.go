@@ -21,7 +21,7 @@ func (s *Server) getEntity(c *call) error {
 		return filterErr(err)
 	}
 	if s.thr != nil {
-		if err := s.thr.admit(c.res.account, c.res.table, c.res.pk, true, 1); err != nil {
+		if err := s.thr.Admit(c.res.account, c.res.table, c.res.pk, true, 1); err != nil {
 			return err
 		}
 	}
@@ -35,7 +35,7 @@ func (s *Server) getEntity(c *call) error {
 		return err
 	}
 	if s.ins != nil {
-		s.ins.query(c, c.point.t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
+		s.noteQuery(c, c.point.t.Name, "", store.ScanResult{Shape: store.PointQuery, Scanned: 1}, 1)
 	}
 	c.etagHdr[0] = wire.ETag(c.point.ts)
 	c.w.Header()["Etag"] = c.etagHdr[:] // canonical spelling: see ServeHTTP
@@ -81,7 +81,7 @@ func (s *Server) queryEntities(c *call) error {
 	eq := store.EntityQuery{Filter: filter, Top: top, CountScanned: s.ins != nil || s.thr != nil}
 	pk, onePartition := store.FixedPartition(filter)
 	if s.thr != nil {
-		if err := s.thr.admit(c.res.account, c.res.table, pk, onePartition, 0); err != nil {
+		if err := s.thr.Admit(c.res.account, c.res.table, pk, onePartition, 0); err != nil {
 			return err
 		}
 	}
@@ -147,14 +147,14 @@ func (s *Server) queryEntities(c *call) error {
 		return err
 	}
 	if s.thr != nil {
-		s.thr.charge(c.res.account, c.res.table, pk, onePartition, max(res.Scanned, returned))
+		s.thr.Charge(c.res.account, c.res.table, pk, onePartition, max(res.Scanned, returned))
 	}
 	if s.ins != nil {
 		f := ""
 		if filter != nil {
 			f = filter.String()
 		}
-		s.ins.query(c, tableName, f, res, returned)
+		s.noteQuery(c, tableName, f, res, returned)
 	}
 	if next := res.Next; next != nil {
 		// Both headers whenever more results exist, neither on the last

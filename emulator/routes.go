@@ -143,8 +143,11 @@ func (o *operation) serve(c *call) {
 		c.writeError(err)
 		return
 	}
-	if s.flt != nil && s.flt.inject(c) {
-		return
+	if s.flt != nil {
+		if err := s.flt.Inject(c.op); err != nil {
+			c.fail(err) // addons.go
+			return
+		}
 	}
 	// Preflight and the outer $batch request never answer 415
 	// (docs/protocol.md 0.1); the batch's parts negotiate on their own.

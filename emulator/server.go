@@ -27,6 +27,10 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/explorer"
+	"github.com/tableemu/tableemu/emulator/faults"
+	"github.com/tableemu/tableemu/emulator/insights"
+	"github.com/tableemu/tableemu/emulator/isolation"
 	"github.com/tableemu/tableemu/emulator/store"
 )
 
@@ -38,13 +42,14 @@ type Server struct {
 	accounts map[string]*auth.Account
 	router   *mux.Router
 	now      func() time.Time
-	props    propsCache  // service properties per account, read by CORS (service.go)
-	ins      *insights   // nil unless --insights
-	thr      *throttle   // nil unless --throttle
-	flt      *faults     // nil unless --faults
-	tls      *tls.Config // nil unless --cert (run.go)
+	props    propsCache           // service properties per account, read by CORS (service.go)
+	ins      observer             // nil unless --insights (addons.go)
+	thr      limiter              // nil unless --throttle (addons.go)
+	flt      injector             // nil unless --faults (addons.go)
+	iso      *isolation.Isolation // reset and snapshots (isolation.go)
+	tls      *tls.Config          // nil unless --cert (run.go)
 
-	explorer http.Handler            // the data explorer at /_tableemu/ (explorer.go)
+	explorer http.Handler            // the data explorer at /_tableemu/ (tools.go)
 	lastBase atomic.Pointer[baseURL] // call.baseURL's last answer
 
 	logMu  sync.Mutex
@@ -98,22 +103,27 @@ func New(cfg Config) (*Server, error) {
 		s.debug, s.closer = f, f
 	}
 	if cfg.Insights {
-		s.ins = newInsights(s.now)
+		s.ins = insights.New(insights.Config{Now: s.now, PartitionTarget: faults.PartitionTarget,
+			Accounts: s.accounts, DevAccount: publicDevAccount(cfg.Accounts), VerifySharedKey: s.verifySharedKey})
 	}
 	if cfg.Throttle {
-		s.thr = newThrottle(s.now)
+		var refused func(account, table, pk string, hasPK bool)
 		if s.ins != nil {
-			s.thr.refused = s.ins.throttled // the insights timeline
+			refused = s.ins.Throttled // the insights timeline
 		}
+		s.thr = faults.NewThrottle(s.now, refused)
 	}
 	if cfg.Faults != "" {
-		if s.flt, err = parseFaults(cfg.Faults); err != nil {
+		f, err := faults.Parse(cfg.Faults)
+		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("--faults: %w", err)
 		}
+		s.flt = f
 	}
+	s.iso = newIsolation(s)
 	s.router = s.routes()
-	s.explorer = newExplorer(cfg)
+	s.explorer = explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights}) // tools.go
 	return s, nil
 }
 
@@ -193,26 +203,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.dl, c.dlErr = newDeadline(r.Context(), time.Now().Add(timeout)), terr
 	s.applyCORS(c) // CORS headers of actual requests (cors.go, docs/protocol.md 3.7)
 	s.route(c)
-}
-
-// serveTool answers tableemu's own endpoints under /_tableemu/: the
-// insights report, reset and snapshots, the explorer's files. None of them
-// is the Table API, so none passes checkRequest; a request that may change
-// state first passes the cross-origin check (crossorigin.go), once for all.
-func (s *Server) serveTool(c *call) {
-	r := c.r
-	if err := checkCrossOrigin(r); err != nil {
-		c.writeError(err)
-		return
-	}
-	switch p := r.URL.Path; {
-	case p == "/_tableemu/insights":
-		s.serveInsights(c)
-	case isIsolationPath(p):
-		s.serveIsolation(c) // reset and snapshots (isolation_http.go)
-	default:
-		s.explorer.ServeHTTP(&c.sw, r)
-	}
 }
 
 // query returns the request's query parameters, parsed on first use:

@@ -295,7 +295,7 @@ type propsCache struct {
 	m   map[string]cachedProps
 	ttl time.Duration // 0: for ever
 	// turn is held while the store's properties are read into the cache
-	// or changed (get, set, Server.withProps), so that a load cannot
+	// or changed (get, set, Server.unlockProps), so that a load cannot
 	// overwrite a concurrent change with the older document it read. A
 	// channel, not a mutex: a request waiting for its turn — behind a
 	// read the database does not answer — stops at its deadline

@@ -31,6 +31,12 @@ var assets embed.FS
 // Prefix is where the explorer is mounted.
 const Prefix = "/_tableemu/"
 
+// URL is the explorer's address on a server listening at addr:
+// http://127.0.0.1:10002/_tableemu/ (printed at start-up).
+func URL(scheme, addr string) string {
+	return scheme + "://" + addr + Prefix
+}
+
 // CSP allows the page to load only its own scripts, styles and images and
 // to talk only to its own origin (the Table API it is served by): no inline
 // script or style, no other origin, no framing, no form posts, no plugins.

@@ -181,3 +181,9 @@ func TestDevAccountOnlyOnLoopback(t *testing.T) {
 		t.Errorf("no development account configured: the page was told %q", got)
 	}
 }
+
+func TestURL(t *testing.T) {
+	if u := URL("https", "127.0.0.1:10002"); u != "https://127.0.0.1:10002/_tableemu/" {
+		t.Errorf("URL: %s", u)
+	}
+}

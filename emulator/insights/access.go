@@ -1,6 +1,8 @@
-package emulator
+package insights
 
 import (
+	"net/http"
+
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/explorer"
@@ -25,18 +27,31 @@ import (
 // There is one way in: a SAS is refused, since it grants operations on
 // tables, not this report; and a refusal says what to do.
 
-// insightsReader returns the account whose insights c may read, or the
-// refusal: 401 NoAuthenticationInformation unsigned, 403
+// ServeTool answers GET /_tableemu/insights with the report of the
+// account reader admits; otherwise the error, which the server writes as
+// the service writes its errors. The note for the access log is "".
+func (in *Insights) ServeTool(w http.ResponseWriter, r *http.Request) (note string, err error) {
+	if r.Method != http.MethodGet {
+		return "", tableemu.New(tableemu.UnsupportedHttpVerb)
+	}
+	account, err := in.reader(r)
+	if err != nil {
+		return "", err
+	}
+	in.serve(w, account)
+	return "", nil
+}
+
+// reader returns the account whose insights r may read, or the refusal: 401 NoAuthenticationInformation unsigned, 403
 // AuthenticationFailed for a SAS, an unknown account or a bad signature,
 // 400 InvalidAuthenticationInfo for a malformed Authorization header.
-func (s *Server) insightsReader(c *call) (string, error) {
-	r := c.r
+func (in *Insights) reader(r *http.Request) (string, error) {
 	if _, sas := auth.ParseSAS(r.URL.Query()); sas {
 		return "", tableemu.New(tableemu.AuthenticationFailed).WithDetail("a SAS for the insights report").WithHint(
 			"the insights report takes no SAS (a SAS grants operations on tables); sign the request with the account key (Shared Key), as the explorer at /_tableemu/ does.")
 	}
 	if len(r.Header.Values("Authorization")) == 0 {
-		if dev := publicDevAccount(s.cfg.Accounts); dev != "" && explorer.Loopback(r) {
+		if dev := in.cfg.DevAccount; dev != "" && explorer.Loopback(r) {
 			return dev, nil
 		}
 		return "", tableemu.New(tableemu.NoAuthenticationInformation).WithHint(
@@ -48,27 +63,12 @@ func (s *Server) insightsReader(c *call) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	acct := s.accounts[name]
-	if acct == nil {
+	if in.cfg.Accounts[name] == nil {
 		return "", tableemu.New(tableemu.AuthenticationFailed).WithDetail(
 			"Cannot find the claimed account when trying to GetProperties for the account %s.", name)
 	}
-	c.res = resource{account: name, rawPath: r.URL.EscapedPath()}
-	if _, err := auth.VerifySharedKey(s.authRequest(c), acct); err != nil {
+	if err := in.cfg.VerifySharedKey(r, name); err != nil {
 		return "", err
 	}
 	return name, nil
-}
-
-// publicDevAccount returns the development account's name when it is
-// configured with its well-known (public) key, else "": then, and only
-// then, a loopback client needs no credentials to see its data through
-// the explorer or the insights report.
-func publicDevAccount(accounts []Account) string {
-	for _, a := range accounts {
-		if a.Name == DevAccount && len(a.Keys) > 0 && a.Keys[0] == DevKey {
-			return a.Name
-		}
-	}
-	return ""
 }

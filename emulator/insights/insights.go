@@ -1,4 +1,28 @@
-package emulator
+// Package insights is tableemu's design insight (--insights): what the
+// service would make of the application's table design. Every entity
+// query is classified in the design guide's terms (store.Shape) with the
+// entities the service would examine and those returned, sent back in
+// x-tableemu-* response headers (and by the server in its access log);
+// and GET /_tableemu/insights summarises,
+// per table, the query shapes seen, the table scans and their filters, the
+// partitions written hottest, entities near the size and property limits,
+// and batches the service refuses because their keys span partitions.
+//
+// The figures are the service's, not tableemu's: once an automatic index
+// (emulator/store/sqlite/autoindex.go) serves a filter, the shape and the
+// entities scanned stay what a scan without it examines
+// (emulator/store/sqlite/servicecount.go). What tableemu itself read is
+// reported apart: x-tableemu-index names the index and
+// x-tableemu-entities-read counts the entities read, and the totals carry
+// entitiesRead and indexedQueries.
+//
+// Off by default: without --insights the server keeps no statistics and
+// the request path pays one nil check. The server (package emulator)
+// calls it through an interface of its own, with values only (the
+// account, the table, a query's store.ScanResult, the entities written),
+// and hands it GET /_tableemu/insights (access.go); it does not know the
+// server.
+package insights
 
 import (
 	"encoding/json"
@@ -9,37 +33,36 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// Design insight (--insights): what the service would make of the
-// application's table design. Every entity query is classified in the
-// design guide's terms (store.Shape) with the entities the service would
-// examine and those returned, sent back in x-tableemu-* response headers
-// and written to the access log; and GET /_tableemu/insights summarises,
-// per table, the query shapes seen, the table scans and their filters, the
-// partitions written hottest, entities near the size and property limits,
-// and batches the service refuses because their keys span partitions.
-//
-// The figures are the service's, not tableemu's: once an automatic index
-// (store/sqlite/autoindex.go) serves a filter, the shape and the entities scanned
-// stay what a scan without it examines (store/servicecount.go). What
-// tableemu itself read is reported apart: x-tableemu-index names the
-// index and x-tableemu-entities-read counts the entities read, and the
-// totals carry entitiesRead and indexedQueries.
-//
-// Off by default: without --insights the server keeps no statistics and
-// the request path pays one nil check.
+// Config is what the server hands the collector.
+type Config struct {
+	Now func() time.Time
+	// PartitionTarget is the service's target for one partition, in
+	// entities per second, which the timeline draws partitions against
+	// (emulator/faults.PartitionTarget).
+	PartitionTarget int
+	// Accounts are the server's accounts by name, read only; DevAccount
+	// the one a loopback client may read without credentials
+	// (devstoreaccount1 with its public key), or "".
+	Accounts   map[string]*auth.Account
+	DevAccount string
+	// VerifySharedKey checks that r is signed with account's key (Shared
+	// Key over /<account><path as sent>, as a Table API request is).
+	VerifySharedKey func(r *http.Request, account string) error
+}
 
-// insights is the collector; nil when --insights is off.
-type insights struct {
+// Insights is the collector; New makes one.
+type Insights struct {
+	cfg    Config
 	mu     sync.Mutex
 	now    func() time.Time
 	tables map[string]*tableInsight // account + "/" + lower-case table
-	// timeline keeps the recent seconds (insights_timeline.go).
+	// timeline keeps the recent seconds (timeline.go).
 	timeline timeline
 }
 
@@ -105,11 +128,12 @@ const (
 	nearLimitShare = 0.9 // "close to a limit" is within 10% of it
 )
 
-func newInsights(now func() time.Time) *insights {
-	return &insights{now: now, tables: map[string]*tableInsight{}}
+// New returns an empty collector.
+func New(cfg Config) *Insights {
+	return &Insights{cfg: cfg, now: cfg.Now, tables: map[string]*tableInsight{}}
 }
 
-func (in *insights) table(account, table string) *tableInsight {
+func (in *Insights) table(account, table string) *tableInsight {
 	k := account + "/" + strings.ToLower(table)
 	t := in.tables[k]
 	if t == nil {
@@ -120,17 +144,11 @@ func (in *insights) table(account, table string) *tableInsight {
 	return t
 }
 
-// query records one page of a query and reports it on the response and in
-// the access log.
-func (in *insights) query(c *call, table, filter string, res store.ScanResult, returned int) {
-	// Without an automatic index tableemu reads what the service would.
-	read := res.Scanned
-	if res.Index != "" {
-		read = res.Read
-	}
-	// Canonical names straight in the map (see ServeHTTP); the access
-	// log's note is written only if a line is (queryNote).
-	h := c.w.Header()
+// Query records one page of a query of account's table, and reports it
+// in the response's headers h.
+func (in *Insights) Query(h http.Header, account, table, filter string, res store.ScanResult, returned int) {
+	read := Read(res)
+	// Canonical names straight in the map (see emulator.Server.ServeHTTP).
 	h["X-Tableemu-Query-Shape"] = []string{string(res.Shape)}
 	h["X-Tableemu-Entities-Scanned"] = []string{strconv.Itoa(res.Scanned)}
 	h["X-Tableemu-Entities-Returned"] = []string{strconv.Itoa(returned)}
@@ -138,10 +156,9 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 	if res.Index != "" {
 		h["X-Tableemu-Index"] = []string{res.Index}
 	}
-	c.queried = queryNote{set: true, shape: res.Shape, scanned: res.Scanned, returned: returned, read: read, index: res.Index}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	t := in.table(c.res.account, table)
+	t := in.table(account, table)
 	qs := t.Shapes[res.Shape]
 	if qs == nil {
 		qs = &queryStats{}
@@ -164,20 +181,13 @@ func (in *insights) query(c *call, table, filter string, res store.ScanResult, r
 	}
 }
 
-// queryNote is what insights adds to a query's access log line.
-type queryNote struct {
-	set                     bool
-	shape                   store.Shape
-	scanned, returned, read int
-	index                   string
-}
-
-func (n *queryNote) String() string {
-	s := "shape=" + string(n.shape) + " scanned=" + strconv.Itoa(n.scanned) + " returned=" + strconv.Itoa(n.returned)
-	if n.index != "" {
-		s += " index=" + n.index + " read=" + strconv.Itoa(n.read)
+// Read is the number of entities tableemu itself read for a page: what
+// the service would examine, unless an automatic index served it.
+func Read(res store.ScanResult) int {
+	if res.Index != "" {
+		return res.Read
 	}
-	return s
+	return res.Scanned
 }
 
 func (q *queryStats) add(scanned, returned, read int, index string) {
@@ -194,8 +204,9 @@ func (q *queryStats) add(scanned, returned, read int, index string) {
 	q.Returned += int64(returned)
 }
 
-// writes records entities written to one table.
-func (in *insights) writes(account, table string, es []*edm.Entity) {
+// Writes records entities written to account's table; stubs stand for
+// deleted entities (only their keys count).
+func (in *Insights) Writes(account, table string, es []*edm.Entity) {
 	now := in.now().Unix()
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -206,7 +217,8 @@ func (in *insights) writes(account, table string, es []*edm.Entity) {
 			continue
 		}
 		// Keys kept here are copies: an entity's strings may be its
-		// request body's memory (decodeEntityBody), which they would keep.
+		// request body's memory (emulator's decodeEntityBody), which they
+		// would keep.
 		tl.write(now, e.PartitionKey)
 		p := t.partitions[e.PartitionKey]
 		if p == nil {
@@ -257,14 +269,14 @@ func (t *tableInsight) noteLimits(e *edm.Entity) {
 	t.NearLimits = append(t.NearLimits, limitNote{strings.Clone(e.PartitionKey), strings.Clone(e.RowKey), size, n, strings.Join(why, ", ")})
 }
 
-// crossPartitionBatch records a batch refused for spanning partitions.
-func (in *insights) crossPartitionBatch(account, table string, pks []string) {
+// CrossPartitionBatch records a batch refused for spanning partitions.
+func (in *Insights) CrossPartitionBatch(account, table string, pks []string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(account, table)
 	t.CrossPartitionBatches++
 	if t.CrossPartitionExample == nil {
-		// Copies: the keys may be the request body's memory (insights.writes).
+		// Copies: the keys may be the request body's memory (Writes).
 		ex := make([]string, len(pks))
 		for i, pk := range pks {
 			ex[i] = strings.Clone(pk)
@@ -273,8 +285,8 @@ func (in *insights) crossPartitionBatch(account, table string, pks []string) {
 	}
 }
 
-// serve answers GET /_tableemu/insights with account's tables.
-func (in *insights) serve(w http.ResponseWriter, account string) {
+// serve answers GET /_tableemu/insights with account's tables (ServeTool).
+func (in *Insights) serve(w http.ResponseWriter, account string) {
 	type tableOut struct {
 		*tableInsight
 		TableScans        []*scanStats      `json:"tableScans"`
@@ -311,7 +323,7 @@ func (in *insights) serve(w http.ResponseWriter, account string) {
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Account+"/"+out[i].Table < out[j].Account+"/"+out[j].Table
 	})
-	body, err := json.MarshalIndent(map[string]any{"tables": out, "timeline": in.timeline.report(in.now().Unix(), account)}, "", "  ")
+	body, err := json.MarshalIndent(map[string]any{"tables": out, "timeline": in.timeline.report(in.now().Unix(), account, in.cfg.PartitionTarget)}, "", "  ")
 	in.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -319,31 +331,4 @@ func (in *insights) serve(w http.ResponseWriter, account string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
-}
-
-// serveInsights answers GET /_tableemu/insights: one account's report,
-// for the reader insights_access.go admits.
-func (s *Server) serveInsights(c *call) {
-	if s.ins == nil {
-		c.writeError(tableemu.New(tableemu.ResourceNotFound).WithHint("start it with --insights to collect design insights."))
-		return
-	}
-	if c.r.Method != http.MethodGet {
-		c.writeError(tableemu.New(tableemu.UnsupportedHttpVerb))
-		return
-	}
-	account, err := s.insightsReader(c) // insights_access.go
-	if err != nil {
-		c.writeError(err)
-		return
-	}
-	s.ins.serve(c.w, account)
-}
-
-// noteWrites records entities written, for insights; stubs stand for
-// deleted entities (only their keys count).
-func (s *Server) noteWrites(c *call, table string, es ...*edm.Entity) {
-	if s.ins != nil {
-		s.ins.writes(c.res.account, table, es)
-	}
 }

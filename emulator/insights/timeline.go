@@ -1,4 +1,4 @@
-package emulator
+package insights
 
 import (
 	"sort"
@@ -8,9 +8,10 @@ import (
 // The insights timeline: entities written per partition per second over the
 // last few minutes, and the requests --throttle refused, so that the
 // explorer can draw the hottest partitions over time against the service's
-// target of about 2,000 entities per second per partition (throttle.go).
+// target of about 2,000 entities per second per partition
+// (Config.PartitionTarget).
 // insights.go keeps the totals; this file keeps the recent seconds. It is
-// guarded by insights.mu.
+// guarded by Insights.mu.
 
 const (
 	timelineSeconds = 300 // seconds kept
@@ -81,13 +82,14 @@ func (t *tableTimeline) write(unix int64, pk string) {
 			s.other++
 			return
 		}
-		pk = strings.Clone(pk) // it may be a request body's memory (insights.writes)
+		pk = strings.Clone(pk) // it may be a request body's memory (Writes)
 	}
 	s.writes[pk]++
 }
 
-// throttled records a request --throttle refused (throttle.refused).
-func (in *insights) throttled(account, table, pk string, hasPK bool) {
+// Throttled records a request --throttle refused (emulator/faults.Throttle
+// calls it).
+func (in *Insights) Throttled(account, table, pk string, hasPK bool) {
 	now := in.now().Unix()
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -125,9 +127,10 @@ type partitionSeries struct {
 }
 
 // report returns account's last timelineSeconds seconds up to now, oldest
-// first; per table the partitions with the highest peaks.
-func (tl *timeline) report(now int64, account string) timelineReport {
-	out := timelineReport{Now: now, Seconds: timelineSeconds, PartitionTarget: partitionTarget, Tables: []tableTimelineReport{}}
+// first; per table the partitions with the highest peaks. target is the
+// partition target the report states.
+func (tl *timeline) report(now int64, account string, target int) timelineReport {
+	out := timelineReport{Now: now, Seconds: timelineSeconds, PartitionTarget: target, Tables: []tableTimelineReport{}}
 	for _, t := range tl.tables {
 		if t.account != account {
 			continue

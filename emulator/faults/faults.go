@@ -1,4 +1,11 @@
-package emulator
+// Package faults is tableemu's two ways of making a request fail as the
+// service sometimes does, so that an application's retry policy runs on
+// the developer's machine: fault injection (--faults, this file) and the
+// throttling simulation (--throttle, throttle.go). Each is off unless its
+// flag is given. The server (package emulator) calls them through
+// interfaces of its own, after authorization and before the operation
+// runs; neither knows the server.
+package faults
 
 import (
 	"fmt"
@@ -13,8 +20,7 @@ import (
 )
 
 // Fault injection (--faults): answer some requests with the transient
-// failures the service produces, so that an application's retry policy
-// runs on the developer's machine. The specification is comma-separated
+// failures the service produces. The specification is comma-separated
 // key=value pairs:
 //
 //	rate=0.1                 fail this share of matching requests at random, or
@@ -27,7 +33,7 @@ import (
 //
 // A fault is injected after authentication and before the operation runs,
 // so a failed request has changed nothing and is always safe to retry.
-type faults struct {
+type Faults struct {
 	mu    sync.Mutex
 	rate  float64
 	every int
@@ -37,8 +43,9 @@ type faults struct {
 	n     int
 }
 
-func parseFaults(spec string) (*faults, error) {
-	f := &faults{kinds: []string{"timeout", "busy"}}
+// Parse reads a --faults specification.
+func Parse(spec string) (*Faults, error) {
+	f := &Faults{kinds: []string{"timeout", "busy"}}
 	seed := uint64(1)
 	for _, item := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
@@ -102,7 +109,7 @@ func opByName(name string) (auth.Op, bool) {
 }
 
 // pick decides whether this request fails, and how ("" for no fault).
-func (f *faults) pick(op auth.Op) string {
+func (f *Faults) pick(op auth.Op) string {
 	if op == auth.Preflight || (f.ops != nil && !f.ops[op]) {
 		return ""
 	}
@@ -116,28 +123,19 @@ func (f *faults) pick(op auth.Op) string {
 	return f.kinds[f.rnd.IntN(len(f.kinds))]
 }
 
-// inject applies a fault to c, and reports whether it did.
-func (f *faults) inject(c *call) bool {
-	switch f.pick(c.op) {
+// Inject decides whether the request for op fails, and how: nil (no
+// fault), the service's error to answer with (500 OperationTimedOut or
+// 503 ServerBusy), or http.ErrAbortHandler when the connection is to be
+// closed without a response, which the server does (it owns the
+// connection).
+func (f *Faults) Inject(op auth.Op) error {
+	switch f.pick(op) {
 	case "timeout":
-		c.writeError(tableemu.New(tableemu.OperationTimedOut).WithDetail("injected by --faults"))
+		return tableemu.New(tableemu.OperationTimedOut).WithDetail("injected by --faults")
 	case "busy":
-		c.writeError(tableemu.New(tableemu.ServerBusy).WithDetail("injected by --faults"))
+		return tableemu.New(tableemu.ServerBusy).WithDetail("injected by --faults")
 	case "drop":
-		c.note = "fault=drop"
-		if hj, ok := c.w.(interface {
-			Unwrap() http.ResponseWriter
-		}); ok {
-			if h, ok := hj.Unwrap().(http.Hijacker); ok {
-				if conn, _, err := h.Hijack(); err == nil {
-					conn.Close()
-					return true
-				}
-			}
-		}
-		panic(http.ErrAbortHandler) // net/http closes the connection
-	default:
-		return false
+		return http.ErrAbortHandler
 	}
-	return true
+	return nil
 }

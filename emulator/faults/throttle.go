@@ -1,4 +1,4 @@
-package emulator
+package faults
 
 import (
 	"strings"
@@ -22,12 +22,15 @@ import (
 // that follow it. Queries that do not fix one PartitionKey count against
 // the account only.
 
+// The scalability targets, in entities per second. The insights timeline
+// draws partitions against PartitionTarget.
 const (
-	partitionTarget = 2000  // entities/s
-	accountTarget   = 20000 // entities/s
+	PartitionTarget = 2000
+	AccountTarget   = 20000
 )
 
-type throttle struct {
+// Throttle is the simulation's buckets; NewThrottle makes one.
+type Throttle struct {
 	mu         sync.Mutex
 	now        func() time.Time
 	partitions map[string]*bucket
@@ -41,11 +44,13 @@ type bucket struct {
 	last   time.Time
 }
 
-func newThrottle(now func() time.Time) *throttle {
-	return &throttle{now: now, partitions: map[string]*bucket{}, accounts: map[string]*bucket{}}
+// NewThrottle makes the buckets, full, on the clock now. refused, if not
+// nil, hears of every request refused (the insights timeline).
+func NewThrottle(now func() time.Time, refused func(account, table, pk string, hasPK bool)) *Throttle {
+	return &Throttle{now: now, refused: refused, partitions: map[string]*bucket{}, accounts: map[string]*bucket{}}
 }
 
-func (th *throttle) get(m map[string]*bucket, k string, rate float64, now time.Time) *bucket {
+func (th *Throttle) get(m map[string]*bucket, k string, rate float64, now time.Time) *bucket {
 	b := m[k]
 	if b == nil {
 		b = &bucket{tokens: rate, last: now}
@@ -56,10 +61,10 @@ func (th *throttle) get(m map[string]*bucket, k string, rate float64, now time.T
 	return b
 }
 
-// admit pays cost entities from the partition's (if pk is set) and the
+// Admit pays cost entities from the partition's (if pk is set) and the
 // account's buckets, or refuses with 503 ServerBusy. cost 0 (a query)
-// is admitted unless a bucket is in debt; charge then bills it.
-func (th *throttle) admit(account, table, pk string, hasPK bool, cost int) (err error) {
+// is admitted unless a bucket is in debt; Charge then bills it.
+func (th *Throttle) Admit(account, table, pk string, hasPK bool, cost int) (err error) {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	defer func() {
@@ -69,16 +74,16 @@ func (th *throttle) admit(account, table, pk string, hasPK bool, cost int) (err 
 	}()
 	now := th.now()
 	need := max(float64(cost), 0.5) // a query needs its bucket out of debt
-	ab := th.get(th.accounts, account, accountTarget, now)
+	ab := th.get(th.accounts, account, AccountTarget, now)
 	var pb *bucket
 	if hasPK {
-		pb = th.get(th.partitions, partitionKey(account, table, pk), partitionTarget, now)
+		pb = th.get(th.partitions, partitionKey(account, table, pk), PartitionTarget, now)
 		if pb.tokens < need {
-			return tableemu.New(tableemu.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, partitionTarget)
+			return tableemu.New(tableemu.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, PartitionTarget)
 		}
 	}
 	if ab.tokens < need {
-		return tableemu.Newf(tableemu.ServerBusy, "Operations per second is over the account limit.").WithDetail("account %s is over about %d entities per second (--throttle)", account, accountTarget)
+		return tableemu.Newf(tableemu.ServerBusy, "Operations per second is over the account limit.").WithDetail("account %s is over about %d entities per second (--throttle)", account, AccountTarget)
 	}
 	ab.tokens -= float64(cost)
 	if pb != nil {
@@ -87,18 +92,18 @@ func (th *throttle) admit(account, table, pk string, hasPK bool, cost int) (err 
 	return nil
 }
 
-// charge bills n entities after the fact (a query's examined entities);
+// Charge bills n entities after the fact (a query's examined entities);
 // the buckets may go into debt.
-func (th *throttle) charge(account, table, pk string, hasPK bool, n int) {
+func (th *Throttle) Charge(account, table, pk string, hasPK bool, n int) {
 	if n <= 0 {
 		return
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	now := th.now()
-	th.get(th.accounts, account, accountTarget, now).tokens -= float64(n)
+	th.get(th.accounts, account, AccountTarget, now).tokens -= float64(n)
 	if hasPK {
-		th.get(th.partitions, partitionKey(account, table, pk), partitionTarget, now).tokens -= float64(n)
+		th.get(th.partitions, partitionKey(account, table, pk), PartitionTarget, now).tokens -= float64(n)
 	}
 }
 

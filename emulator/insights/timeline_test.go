@@ -1,4 +1,4 @@
-package emulator
+package insights
 
 import (
 	"fmt"
@@ -8,20 +8,25 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
+// fakeClock is a clock tests move by hand.
+type fakeClock struct{ t time.Time }
+
+func (f *fakeClock) now() time.Time { return f.t }
+
 // TestTimeline: writes land in their partition's second, partitions past
 // the per-second bound are summed as others, refusals of --throttle are
-// counted, and seconds older than the window drop out.
+// counted, and seconds older than the window drop out. (That the server
+// hands --throttle's refusals to Throttled is TestThrottledOnTimeline in
+// package emulator.)
 func TestTimeline(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	in := newInsights(clk.now)
-	th := newThrottle(clk.now)
-	th.refused = in.throttled
+	in := New(Config{Now: clk.now, PartitionTarget: 2000})
 	write := func(pk string, n int) {
 		es := make([]*edm.Entity, n)
 		for i := range es {
 			es[i] = &edm.Entity{PartitionKey: pk, RowKey: fmt.Sprint(i)}
 		}
-		in.writes("acct", "Orders", es)
+		in.Writes("acct", "Orders", es)
 	}
 	write("hot", 3)
 	clk.t = clk.t.Add(time.Second)
@@ -30,16 +35,9 @@ func TestTimeline(t *testing.T) {
 	for i := 0; i < timelinePartitions+4; i++ {
 		write(fmt.Sprintf("spread%03d", i), 1)
 	}
-	// The partition's bucket holds 2,000: a batch of 2,000 passes, the
-	// next is refused and counted.
-	if err := th.admit("acct", "orders", "hot", true, 2000); err != nil {
-		t.Fatal(err)
-	}
-	if err := th.admit("acct", "orders", "hot", true, 100); !isBusy(err) {
-		t.Fatalf("second batch: %v, want ServerBusy", err)
-	}
+	in.Throttled("acct", "orders", "hot", true) // a request refused
 
-	r := in.timeline.report(clk.now().Unix(), "acct")
+	r := in.timeline.report(clk.now().Unix(), "acct", 2000)
 	if len(r.Tables) != 1 || r.Tables[0].Table != "Orders" || r.PartitionTarget != 2000 {
 		t.Fatalf("report %+v", r)
 	}
@@ -60,12 +58,12 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("throttled: total %d, last second %d, recent %+v; want one refusal of hot", tt.Total, tt.Throttled[last], tt.Recent)
 	}
 
-	if r := in.timeline.report(clk.now().Unix(), "other"); len(r.Tables) != 0 {
+	if r := in.timeline.report(clk.now().Unix(), "other", 2000); len(r.Tables) != 0 {
 		t.Errorf("another account's report: %+v, want no tables", r.Tables)
 	}
 
 	clk.t = clk.t.Add(timelineSeconds * time.Second)
-	r = in.timeline.report(clk.now().Unix(), "acct")
+	r = in.timeline.report(clk.now().Unix(), "acct", 2000)
 	if len(r.Tables[0].Partitions) != 0 || r.Tables[0].Throttled[last] != 0 {
 		t.Errorf("after the window: %+v, want no series", r.Tables[0].Partitions)
 	}
