@@ -273,11 +273,15 @@ func (s *Store) runGroup(c *conn, group []*writeReq) {
 		return
 	}
 	n := s.fc.Begin(cacheOps, cacheAll)
+	if tablesChanged {
+		// Odd while COMMIT runs: see tableCache.
+		s.tables.gen.Add(1)
+	}
 	_, err := c.exec(bg, "COMMIT")
 	s.fc.Commit(n, cacheOps, cacheAll, err == nil)
 	if tablesChanged {
-		// Retire the table cache before any writer is answered (even
-		// when COMMIT failed: retiring too often is harmless).
+		// Even again before any writer is answered (even when COMMIT
+		// failed: retiring too often is harmless).
 		s.tables.gen.Add(1)
 	}
 	if err != nil {

@@ -115,7 +115,7 @@ func TestTableCacheInWriter(t *testing.T) {
 	if err := s.Update(ctx, func(tx *Tx) error { var err error; made, err = tx.CreateTable("a", "w"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.tables.get("a", "w"); ok {
+	if _, ok := s.tables.get("a", "w", s.tables.gen.Load()); ok {
 		t.Fatal("the creating write cached its own table")
 	}
 	// Only writes from here: the entry can come from the writer alone.
@@ -128,7 +128,7 @@ func TestTableCacheInWriter(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if tb, ok := s.tables.get("a", "w"); !ok || tb != made {
+	if tb, ok := s.tables.get("a", "w", s.tables.gen.Load()); !ok || tb != made {
 		t.Fatalf("after a write's lookup the cache holds %+v %v, want %+v", tb, ok, made)
 	}
 
@@ -254,5 +254,63 @@ func TestWriterReusesPropertyMemory(t *testing.T) {
 	}
 	if s.largestGroup.Load() < 2 {
 		t.Logf("no commit carried more than one closure (largest %d): the reuse across closures of one group went untested", s.largestGroup.Load())
+	}
+}
+
+// TestTableCacheBeforeFirstRead: a reader that took its table from the
+// cache had no snapshot until its first read; a commit that replaced the
+// table in between (a restore racing a query: TestIsolationRaces once saw
+// an empty table) left it reading the old table's id in the new snapshot.
+// The table it is given must be the one its snapshot holds: the same id a
+// listing of the tables in the same transaction finds, and its entity.
+func TestTableCacheBeforeFirstRead(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	replace := func(rk string) {
+		t.Helper()
+		if err := s.Update(ctx, func(tx *Tx) error {
+			if err := tx.DeleteTable("a", "t"); err != nil && !errors.Is(err, ErrTableNotFound) {
+				return err
+			}
+			tb, err := tx.CreateTable("a", "t")
+			if err != nil {
+				return err
+			}
+			return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: rk})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace("old")
+	for range 2 { // the first lookup fills the cache, the second uses it
+		if err := s.View(ctx, func(tx *Tx) error { _, err := tx.GetTable("a", "t"); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	var listed int64
+	var tb Table
+	err := s.View(ctx, func(tx *Tx) error {
+		var err error
+		if tb, err = tx.GetTable("a", "t"); err != nil {
+			return err
+		}
+		// The writer commits after the lookup, before any other read.
+		done := make(chan struct{})
+		go func() { defer close(done); replace("new") }()
+		<-done
+		page, err := tx.QueryTables("a", TableQuery{Top: 10})
+		if err != nil || len(page.Tables) != 1 {
+			return fmt.Errorf("listing: %+v %v", page, err)
+		}
+		listed = page.Tables[0].ID
+		_, err = tx.ScanEntities(tb, EntityQuery{Top: 10}, func(e *edm.Entity) error {
+			got = append(got, strings.Clone(e.RowKey))
+			return nil
+		})
+		return err
+	})
+	if err != nil || tb.ID != listed || len(got) != 1 || got[0] != "old" {
+		t.Fatalf("the reader was given table %d, its snapshot lists %d, and it read %q (%v); want one table, and [old]", tb.ID, listed, got, err)
 	}
 }

@@ -379,6 +379,8 @@ type Tx struct {
 	// tablesGen is the cache generation read before its snapshot began.
 	reader    bool
 	tablesGen uint64
+	// snapshot: this reader's snapshot has begun (tableCache).
+	snapshot bool
 	// tablesChanged: this write transaction created or deleted a table.
 	tablesChanged bool
 	// committedTables: this write transaction, until it changes one,

@@ -38,7 +38,7 @@ func (tx *Tx) GetTable(account, name string) (Table, error) {
 	// as last committed (see tableCache).
 	cached := tx.reader || (tx.committedTables && !tx.tablesChanged)
 	if cached {
-		if t, ok := tx.s.tables.get(account, lname); ok {
+		if t, ok := tx.s.tables.get(account, lname, tx.tablesGen); ok && tx.snapshotBefore() {
 			return t, nil
 		}
 	}
@@ -60,16 +60,27 @@ func (tx *Tx) GetTable(account, name string) (Table, error) {
 // tableCache remembers the tables requests have looked up: every request
 // names its table, and the lookup was a tenth of a point read (and 3% of
 // an insert's CPU). An entry holds the generation of table changes its
-// reader's snapshot saw, read before the snapshot began; a commit that
-// creates or deletes a table advances the generation before its writers
-// are answered (commit.go), which retires every entry. A write
-// transaction uses the cache only while its group of closures has changed
-// no table (Tx.committedTables): it must see its own uncommitted creates
-// and deletes. Until then it sees the tables as last committed, and since
-// the writer advances the generation after each commit that changed
-// tables, before it runs the next group, an entry of the current
-// generation describes them; and what it reads itself it may cache, with
-// the current generation, for the same reason.
+// reader's snapshot saw, read before the snapshot began. A commit that
+// creates or deletes a table advances the generation twice, as a seqlock
+// does: to an odd number before its COMMIT and to the next even one after
+// it, before its writers are answered (commit.go); either retires every
+// entry. A generation read while it is odd is never used nor stored.
+//
+// A reader may use an entry of the generation it read before BEGIN while
+// that is still the current one. But SQLite's snapshot begins at a
+// transaction's first read, not at BEGIN, and a reader that takes its
+// table from the cache may not have read yet: a commit that changed
+// tables could come between the lookup and that read, and the table the
+// entry names be gone from the snapshot (a restore racing a query found
+// an empty table). So a reader begins its snapshot before it trusts an
+// entry, and looks at the generation again (snapshotBefore).
+//
+// A write transaction uses the cache only while its group of closures has
+// changed no table (Tx.committedTables): it must see its own uncommitted
+// creates and deletes. Until then it sees the tables as last committed
+// (its snapshot begins at BEGIN IMMEDIATE, and no other writer commits),
+// and an entry of the current generation describes them; what it reads
+// itself it may cache, with the current generation, for the same reason.
 type tableCache struct {
 	gen atomic.Uint64
 	mu  sync.Mutex
@@ -84,17 +95,44 @@ type cachedTable struct {
 // maxCachedTables bounds the cache; past it, it starts again empty.
 const maxCachedTables = 10_000
 
-func (c *tableCache) get(account, lname string) (Table, bool) {
+func (c *tableCache) get(account, lname string, gen uint64) (Table, bool) {
+	if gen&1 != 0 {
+		return Table{}, false
+	}
 	c.mu.Lock()
 	e, ok := c.m[account+"\x00"+lname]
 	c.mu.Unlock()
-	if !ok || e.gen != c.gen.Load() {
+	if !ok || e.gen != gen || c.gen.Load() != gen {
 		return Table{}, false
 	}
 	return e.t, true
 }
 
+// snapshotBefore begins a reader's snapshot, if it has not, and reports
+// whether no commit that changed tables has begun since the reader read
+// the generation: then the snapshot began before any such commit, and an
+// entry of that generation describes it. For a write transaction the
+// generation cannot move (tableCache).
+func (tx *Tx) snapshotBefore() bool {
+	if !tx.reader {
+		return true
+	}
+	if !tx.snapshot {
+		// The cheapest read: SQLite takes its read mark (the
+		// snapshot) when a statement opens the database, before LIMIT
+		// 0 ends it; the first real read would have paid for it.
+		if _, err := tx.c.exec(tx.ctx, "SELECT 1 FROM tables LIMIT 0"); err != nil {
+			return false // the lookup below meets the error again
+		}
+		tx.snapshot = true
+	}
+	return tx.s.tables.gen.Load() == tx.tablesGen
+}
+
 func (c *tableCache) put(account, lname string, t Table, gen uint64) {
+	if gen&1 != 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedTables {
