@@ -10,9 +10,8 @@ set -uo pipefail
 logs=$1
 shift
 while [ $# -ge 3 ]; do
-	id=$1 name=$2 cmd=$3
+	id=$1 cmd=$3 # $2, the leg's name, is in LOGS/ID.name (.ci/run wrote it)
 	shift 3
-	echo "$name" >"$logs/$id.name"
 	s=$(date +%s) rc=0
 	tm=()
 	[ -x /usr/bin/time ] && tm=(/usr/bin/time -f '%U %S' -o "$logs/$id.cpu")
