@@ -38,8 +38,9 @@ ep_json=$(inspect '{{json .Config.Entrypoint}}')
 cmd_json=$(inspect '{{json .Config.Cmd}}')
 
 # The SDKs of the conformance suites, as they pin them.
-# (.ci/run installs them once before its legs, some of which run side by
-# side: TABLEEMU_NPM_CI_DONE=1 says node_modules is already npm ci's.)
+# (.ci/run installs them once for the legs that use them, some of which
+# run side by side: TABLEEMU_NPM_CI_DONE=1 says node_modules is already
+# npm ci's, and .ci/run starts this script after that install.)
 if [ "${TABLEEMU_NPM_CI_DONE:-}" != 1 ]; then
 	(cd conformance/js && npm ci --no-audit --no-fund --loglevel=error) >/dev/null ||
 		die "npm ci in conformance/js failed"
