@@ -320,6 +320,7 @@ func readPartition(ctx context.Context, c *aztables.Client, part string) (partSt
 // every restart. It runs in both durability modes: process death must
 // lose nothing in either.
 func TestCrashRecovery(t *testing.T) {
+	skipUnderRace(t, "it kills a binary built without -race")
 	bin := buildBinary(t)
 	for _, mode := range []struct {
 		name string

@@ -293,6 +293,7 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 // write and leaves no part of a batch, while another instance on the same
 // database keeps serving without an error.
 func TestPostgresCrash(t *testing.T) {
+	skipUnderRace(t, "it kills a binary built without -race")
 	bin := buildBinary(t)
 	url := pgtest.URL(t)
 	other, err := startBinary(t, bin, t.TempDir(), "--database", url)

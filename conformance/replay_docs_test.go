@@ -17,6 +17,7 @@ import (
 // per SDK and x-ms-version as its table gives them; and its procedure for
 // adding a recording, followed on a copy of the recordings, adds it.
 func TestDocsReplayPage(t *testing.T) {
+	skipUnderRace(t, "it checks a page and runs its command, a go test without -race, in a process of its own")
 	doc := repoFile(t, "docs/replay.md")
 
 	documented := map[string]bool{}

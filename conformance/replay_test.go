@@ -214,6 +214,7 @@ func TestReplayJS(t *testing.T) { replayCorpusTest(t, jsCorpus, inMemory) }
 // differences included. It skips where PostgreSQL is not installed (see
 // emulator/store/postgres/pgtest); go test ./... and .ci/postgres.sh run it.
 func TestPostgresReplay(t *testing.T) {
+	skipUnderRace(t, "a replay sends its recorded requests one after another")
 	admin := pgtest.Server(t) // skips without PostgreSQL
 	for _, c := range corpora {
 		t.Run(c.sdk, func(t *testing.T) { replayCorpusTest(t, c, onPostgres(t, admin)) })
@@ -248,6 +249,7 @@ func inMemory(testing.TB) emulator.Config { return emulator.Config{InMemory: tru
 // replayCorpusTest replays every recording of c, each against a tableemu
 // of its own configured by backend, in parallel, and logs the counts.
 func replayCorpusTest(t *testing.T, c replayCorpus, backend func(testing.TB) emulator.Config) {
+	skipUnderRace(t, "a replay sends its recorded requests one after another")
 	files := recordingFiles(t, c)
 	if len(files) == 0 {
 		t.Fatalf("no recordings under %s/%s", recordingsRoot, c.dir)

@@ -131,6 +131,7 @@ func loadTable(t *testing.T, c *aztables.Client, n int, tag string) {
 }
 
 func TestRestoreCrash(t *testing.T) {
+	skipUnderRace(t, "it kills a binary built without -race")
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	cycles := 8

@@ -10,6 +10,8 @@
 # 127.0.0.2 and on 127.0.0.1 (Linux routes all of 127.0.0.0/8 to lo).
 #
 #   TABLEEMU_BIN=path     the tableemu binary to test
+#   TABLEEMU_NPM_CI_DONE=1  node_modules is already npm ci's (.ci/run
+#                         installs once for every leg that uses it)
 #   TABLEEMU_SHOTS=dir    where the screenshots go (printed at the end)
 #   TABLEEMU_UPDATE_DOCS=1  copy docs/explorer.md's two screenshots into docs/
 #                         after a passing run (04-query.png → explorer.png,
@@ -28,8 +30,12 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 echo "== $(/usr/bin/chromium --version 2>/dev/null | head -1)"
 
-echo "== npm ci (conformance/browser)"
-npm ci --no-audit --no-fund --loglevel=error
+if [ "${TABLEEMU_NPM_CI_DONE:-}" = 1 ]; then
+  echo "== npm ci (conformance/browser): done before this leg (TABLEEMU_NPM_CI_DONE=1)"
+else
+  echo "== npm ci (conformance/browser)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -25,6 +25,9 @@ import (
 // makes, so the runnable example and the doc say the same. Then "Install the program": go install of the published
 // module, and its --version names that version.
 func TestGoDocsEmbedding(t *testing.T) {
+	if raceEnabled {
+		t.Skip("not under the race detector: the go commands it runs are processes built without -race")
+	}
 	env := doctest.GoEnv(t, doctest.ModProxy(t))
 	doc := doctest.File(t, "docs/go.md")
 	sec := doctest.Section(t, doc, "Embed it in Go tests")

@@ -7,6 +7,9 @@
 #   TABLEEMU_BIN=path                      use this binary instead of building
 #   TABLEEMU_TEST_CONNECTION_STRING='...'  run against that endpoint instead
 #                                          (Azurite, a storage account)
+#   TABLEEMU_NPM_CI_DONE=1                 node_modules is already npm ci's
+#                                          (.ci/run installs once for every leg
+#                                          that uses it, some side by side)
 #
 # Exits non-zero when npm ci fails or any test fails.
 set -euo pipefail
@@ -17,8 +20,12 @@ root=$(cd ../.. && pwd)
 command -v node >/dev/null || { echo "conformance/js: node is not installed" >&2; exit 1; }
 command -v npm >/dev/null || { echo "conformance/js: npm is not installed" >&2; exit 1; }
 
-echo "== npm ci (conformance/js)"
-npm ci --no-audit --no-fund --loglevel=error
+if [ "${TABLEEMU_NPM_CI_DONE:-}" = 1 ]; then
+  echo "== npm ci (conformance/js): done before this leg (TABLEEMU_NPM_CI_DONE=1)"
+else
+  echo "== npm ci (conformance/js)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

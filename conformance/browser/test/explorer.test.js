@@ -424,7 +424,10 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
   for (const width of [1280, 1024]) {
     await page.setViewportSize({ width, height: 800 });
     await page.waitForTimeout(400); // the chart's redraw after a resize
-    const fit = await card.evaluate((c) => {
+    // The redraw (insights.js: 200 ms after the last resize, then a fetch
+    // from the server) rebuilds the card: on a busy machine it may still be
+    // under way, the table not laid out (every size 0). Measure once it is.
+    const measure = () => card.evaluate((c) => {
       const table = c.querySelector('table.shapes');
       const scroller = table.closest('.table-scroll');
       const line = parseFloat(getComputedStyle(table.querySelector('thead th')).lineHeight);
@@ -435,6 +438,11 @@ test('the insights chart is drawn from real traffic, with the 2,000/s target and
         clipped: [...table.querySelectorAll('th, td')].filter((x) => x.scrollWidth > x.clientWidth + 1).map((x) => x.textContent),
       };
     });
+    let fit = await measure();
+    for (const deadline = Date.now() + 15000; !(fit.scroller > 0 && fit.lines.every(Number.isFinite)) && Date.now() < deadline;) {
+      await page.waitForTimeout(100);
+      fit = await measure();
+    }
     assert.ok(fit.table <= fit.scroller, `${width} px: the shapes table fits its column: ${JSON.stringify(fit)}`);
     assert.ok(Math.max(...fit.lines) <= 2, `${width} px: headings in at most two lines: ${JSON.stringify(fit)}`);
     assert.deepEqual(fit.clipped, [], `${width} px: no clipped cell`);
