@@ -195,18 +195,7 @@ func (s *SAS) verifyUserDelegation(req *Request, acct *Account, opts VerifyOptio
 	if keyExpiry.Before(expiry) {
 		expiry = keyExpiry // the SAS stops working with its key
 	}
-	return &Grant{
-		Kind:        ServiceSASGrant,
-		Table:       s.Table,
-		Permissions: perms,
-		Expiry:      expiry,
-		keys: KeyRange{
-			StartPK: s.StartPK, HasStartPK: s.has("spk"),
-			StartRK: s.StartRK, HasStartRK: s.has("srk"),
-			EndPK: s.EndPK, HasEndPK: s.has("epk"),
-			EndRK: s.EndRK, HasEndRK: s.has("erk"),
-		},
-	}, nil
+	return s.serviceGrant(perms, expiry), nil
 }
 
 // signsOnce is signs for keys used once: derived keys differ for every

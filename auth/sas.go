@@ -161,6 +161,13 @@ func (s *SAS) verifyService(req *Request, acct *Account, opts VerifyOptions) (*G
 			return nil, err
 		}
 	}
+	return s.serviceGrant(perms, expiry), nil
+}
+
+// serviceGrant is what a verified service SAS grants, signed with the
+// account key or a user delegation key alike: its permissions on its table
+// and key range, until expiry.
+func (s *SAS) serviceGrant(perms string, expiry time.Time) *Grant {
 	return &Grant{
 		Kind:        ServiceSASGrant,
 		Table:       s.Table,
@@ -172,7 +179,7 @@ func (s *SAS) verifyService(req *Request, acct *Account, opts VerifyOptions) (*G
 			EndPK: s.EndPK, HasEndPK: s.has("epk"),
 			EndRK: s.EndRK, HasEndRK: s.has("erk"),
 		},
-	}, nil
+	}
 }
 
 // serviceStringsToSign builds the service SAS string-to-sign for the SAS's
