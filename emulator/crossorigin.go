@@ -48,7 +48,7 @@ import (
 //     the header's presence).
 //
 // The Host header is checked elsewhere, against DNS rebinding: an unsigned
-// request is served only under a loopback host name (explorer.Loopback).
+// request is served only under a loopback host name (auth.Loopback).
 // The Table API is not checked here: it wants a signature or a SAS, as the
 // service does (docs/security.md says what that leaves open).
 

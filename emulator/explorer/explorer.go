@@ -19,10 +19,11 @@ import (
 	"html/template"
 	"io/fs"
 	"mime"
-	"net"
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/tableemu/tableemu/auth"
 )
 
 //go:embed assets
@@ -155,7 +156,7 @@ type page struct {
 
 func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	pg := page{Insights: h.opts.Insights}
-	if h.opts.DevAccount != "" && Loopback(r) {
+	if h.opts.DevAccount != "" && auth.Loopback(r) {
 		pg.DevAccount = h.opts.DevAccount
 	}
 	var buf bytes.Buffer
@@ -168,35 +169,4 @@ func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write(buf.Bytes())
-}
-
-// Loopback reports whether r came over a loopback connection (both ends)
-// under a loopback host name. The host name check keeps a page loaded
-// through another name that resolves here (DNS rebinding) from opening
-// the development account by itself; it could still sign with the public
-// key, as any client can, but the explorer does not do it for it.
-func Loopback(r *http.Request) bool {
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if la == nil || !addrLoopback(la.String()) || !addrLoopback(r.RemoteAddr) {
-		return false
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func addrLoopback(hostport string) bool {
-	h, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		h = hostport
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
 }

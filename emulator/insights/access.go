@@ -5,7 +5,6 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
-	"github.com/tableemu/tableemu/emulator/explorer"
 )
 
 // Who may read GET /_tableemu/insights. The report carries data —
@@ -51,7 +50,7 @@ func (in *Insights) reader(r *http.Request) (string, error) {
 			"the insights report takes no SAS (a SAS grants operations on tables); sign the request with the account key (Shared Key), as the explorer at /_tableemu/ does.")
 	}
 	if len(r.Header.Values("Authorization")) == 0 {
-		if dev := in.cfg.DevAccount; dev != "" && explorer.Loopback(r) {
+		if dev := in.cfg.DevAccount; dev != "" && auth.Loopback(r) {
 			return dev, nil
 		}
 		return "", tableemu.New(tableemu.NoAuthenticationInformation).WithHint(
