@@ -42,7 +42,8 @@ import (
 // A query in flight is bounded by the request's deadline instead
 // (emulator/deadline.go): pgx cancels it by setting a deadline on the
 // socket (pgconn.DeadlineContextWatcherHandler, its default), so the
-// request returns at once, without waiting for the server; pgx then
+// request returns at once, without waiting for the server (but for a
+// COMMIT, whose end it awaits a moment: settle, tx.go); pgx then
 // closes the connection in the background (pgconn's asyncClose): it
 // sends the server a cancel request over a new connection, then a
 // Terminate message, and reads what the server still sends until it
