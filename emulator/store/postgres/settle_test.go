@@ -52,15 +52,15 @@ func TestDeadlineAtCommitSettles(t *testing.T) {
 			END LOOP;
 			RETURN NULL;
 		END $$;
-		CREATE CONSTRAINT TRIGGER slow_commit AFTER DELETE ON entities
+		CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR DELETE ON entities
 			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`); err != nil {
 		t.Fatal(err)
 	}
-	exists := func() bool {
+	exists := func(rk string) bool {
 		t.Helper()
 		var ok bool
 		err := s.View(ctx, func(tx *store.Tx) error {
-			_, err := tx.GetEntity(tb, "p", "1")
+			_, err := tx.GetEntity(tb, "p", rk)
 			ok = err == nil
 			if errors.Is(err, store.ErrEntityNotFound) {
 				err = nil
@@ -72,18 +72,29 @@ func TestDeadlineAtCommitSettles(t *testing.T) {
 		}
 		return ok
 	}
-	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err = s.Update(dctx, func(tx *store.Tx) error { return tx.DeleteEntity(tb, "p", "1") })
-	took := time.Since(start)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Update: %v after %v, want context.DeadlineExceeded (the trigger holds COMMIT for 300 ms)", err, took)
-	}
-	first := exists()
-	// By now the server has long finished with the session.
-	time.Sleep(time.Second)
-	if later := exists(); later != first {
-		t.Errorf("right after Update returned (after %v) the entity exists: %v; a second later: %v", took, first, later)
+	for _, tc := range []struct {
+		name, rk string
+		fn       func(tx *store.Tx) error
+	}{
+		// BEGIN, DELETE, then COMMIT alone.
+		{"delete", "1", func(tx *store.Tx) error { return tx.DeleteEntity(tb, "p", "1") }},
+		// Nothing read: the deferred insert goes alone, an implicit
+		// transaction (pending.go).
+		{"insert", "2", func(tx *store.Tx) error { return tx.InsertEntity(tb, entity("p", "2", 2)) }},
+	} {
+		dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		start := time.Now()
+		err := s.Update(dctx, tc.fn)
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: Update: %v after %v, want context.DeadlineExceeded (the trigger holds COMMIT for 300 ms)", tc.name, err, took)
+		}
+		first := exists(tc.rk)
+		// By now the server has long finished with the session.
+		time.Sleep(time.Second)
+		if later := exists(tc.rk); later != first {
+			t.Errorf("%s: right after Update returned (after %v) the entity exists: %v; a second later: %v", tc.name, took, first, later)
+		}
 	}
 }

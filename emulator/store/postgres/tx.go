@@ -207,6 +207,8 @@ func (e *engine) run(ctx context.Context, begin string, write, eager, point bool
 			return noRetry, nil
 		}
 		if ctx.Err() != nil {
+			// The deadline cut the commit short: its outcome is
+			// awaited a moment (settle, dial.go).
 			tx.settle()
 		}
 		switch {
@@ -252,40 +254,6 @@ func (e *engine) run(ctx context.Context, begin string, write, eager, point bool
 	}
 	return noRetry, err
 }
-
-// settle waits, after the request's deadline cut a commit short, until
-// the server has finished with the transaction, for at most settleWait.
-// pgx gives up on the connection at the deadline and closes it in the
-// background (dial.go), while the server may still be running the COMMIT
-// it was sent, which it finishes (or, met by pgx's cancel request first,
-// rolls back) before it reads the Terminate that follows and closes its
-// end; pgx's closing ends then (pgconn's asyncClose reads until the
-// server closes). Answering before then let the commit take effect after
-// the answer: a client whose delete timed out read its entity still
-// there, and then gone, and its retry failed on the state the first try
-// left (storetest's IsolationInterrupted: "snapshot not found" under
-// load; TestDeadlineAtCommitSettles). The bound keeps a server that does
-// not answer (a partition) from holding the answer past the deadline for
-// long: its commit's outcome stays unknown, as docs/postgres.md says.
-func (tx *Tx) settle() {
-	pc := tx.conn.Conn().PgConn()
-	if !pc.IsClosed() {
-		// COMMIT was not sent (pgx checks the context first): the pool
-		// closes a connection left inside a transaction.
-		return
-	}
-	t := time.NewTimer(settleWait)
-	defer t.Stop()
-	select {
-	case <-pc.CleanupDone():
-	case <-t.C:
-	}
-}
-
-// settleWait bounds settle: a live server ends a COMMIT, answers pgx's
-// cancel request and closes the connection in a few round trips and a
-// disk flush.
-const settleWait = 500 * time.Millisecond
 
 // connLost closes the pool's connections once one was found dead: when
 // the server restarted or the network failed, the idle ones are dead too,
