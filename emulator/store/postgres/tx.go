@@ -206,6 +206,11 @@ func (e *engine) run(ctx context.Context, begin string, write, eager, point bool
 		if err = tx.commit(); err == nil {
 			return noRetry, nil
 		}
+		if ctx.Err() != nil {
+			// The deadline cut the commit short: its outcome is
+			// awaited a moment (settle, dial.go).
+			tx.settle()
+		}
 		switch {
 		case tx.stale:
 			return retryStale, err
