@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reliability checks (issue 7), run by CI after the ordinary suite:
 #   fuzz   every fuzz target for FUZZTIME (default 20s; FuzzBatch 60s)
-#          each, one at a time, with one worker;
+#          each, one at a time, with one worker (FUZZ_ONLY=Name or
+#          FUZZ_EXCEPT=Name: that target alone, or all but it);
 #   crash  the crash test against the real binary, TABLEEMU_CRASH_CYCLES
 #          (default 50) kill -9 cycles in each durability mode (default and
 #          --fsync), and as many kills during resets and restores
@@ -47,6 +48,7 @@ summary=()
 
 if want fuzz; then
   echo "== fuzz: each target for $FUZZTIME, FuzzBatch for $BATCH_FUZZTIME"
+  fuzzed=0
   for spec in \
     "./odata FuzzParse" \
     "./emulator/wire FuzzDecodeEntity" \
@@ -55,6 +57,9 @@ if want fuzz; then
     "./emulator FuzzResourcePath" \
     "./auth FuzzSAS"; do
     set -- $spec
+    if [ -n "${FUZZ_ONLY:-}" ] && [ "$2" != "$FUZZ_ONLY" ]; then continue; fi
+    if [ -n "${FUZZ_EXCEPT:-}" ] && [ "$2" = "$FUZZ_EXCEPT" ]; then continue; fi
+    fuzzed=$((fuzzed + 1))
     ft=$FUZZTIME
     if [ "$2" = FuzzBatch ]; then ft=$BATCH_FUZZTIME; fi
     s=$(date +%s)
@@ -88,6 +93,7 @@ if want fuzz; then
     echo "$line"
     summary+=("fuzz $line")
   done
+  [ "$fuzzed" -gt 0 ] || { echo "FAIL: no fuzz target is ${FUZZ_ONLY:-}"; exit 1; }
 fi
 
 if want crash; then
