@@ -32,6 +32,7 @@ func buildBinary(t *testing.T) string {
 	if runtime.GOOS == "windows" {
 		t.Skip("signals")
 	}
+	skipUnderRace(t, "it runs a binary built without -race")
 	bin := filepath.Join(t.TempDir(), "tableemu")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/tableemu")
 	build.Stderr = os.Stderr

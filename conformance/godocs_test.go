@@ -20,8 +20,8 @@ import (
 // from Go", README.md's Go snippet, and docs/security.md's openssl
 // command; docs/go.md's "Embed it in Go tests" and "Install the program"
 // are conformance/godocs's, a package of their own because they compile
-// tableemu and its SQLite from a module cache of their own, for minutes
-// on a small machine. README.md's "Run" commands and start-up output are
+// tableemu as a module version of its own, for a minute or more on a small
+// machine. README.md's "Run" commands and start-up output are
 // the command-line tests' (cmd/tableemu).
 
 // The document helpers, under the names these tests use.

@@ -6,7 +6,8 @@ import "testing"
 // go test -race ./...). The detector sees only the code of this test
 // process, and only when goroutines in it share memory; the tests that
 // call this give it nothing to find: they drive a tableemu binary built
-// without -race (the crash tests kill it, over and over), or they replay
+// without -race (buildBinary calls it for every such test; the crash
+// tests kill the binary, over and over), or they replay
 // recorded exchanges one request after another into a server of their
 // own. Under -race they only cost time (TestReplayPython alone took 48 s
 // there, the crash tests 150 s). The ordinary run, go test ./..., runs

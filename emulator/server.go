@@ -2,6 +2,33 @@
 // table, middleware, one file per group of operations, and the one error
 // writer. Storage is package store, credentials package auth, the $filter
 // language package odata, the entity JSON codec package wire.
+//
+// A request's path, file by file, in the order it runs:
+//
+//   - server.go: ServeHTTP, the middleware (recover, common headers, the
+//     access log), with call.go (the per-request state, reused); paths
+//     under /_tableemu/ go to tools.go instead (with crossorigin.go's
+//     check), and the rest of this list is the Table API's;
+//   - checkRequest (server.go): version, body limit, method, and
+//     resource.go (the account, table and keys from the URL); deadline.go:
+//     the request's time limit; cors.go: the account's CORS rules;
+//   - routes.go: the route table (contenttype.go wraps the handlers that
+//     read a JSON body; undertable.go answers paths below a table name),
+//     then operation.serve: authorization (authz.go, with oauth.go for
+//     bearer tokens), the faults add-on, content negotiation (format.go),
+//     and the operation's handler;
+//   - the operations: tables.go (tables), entities.go (single entities),
+//     query.go (queries and continuation), batch.go with batchparse.go and
+//     batchfail.go ($batch), acl.go (stored access policies), service.go
+//     (service properties and stats), delegation.go (user delegation keys);
+//   - the answer: format.go (headers and JSON, with bufpool.go's buffers)
+//     or errors.go (the one error writer, with hints.go's hints).
+//
+// Around that path: config.go, usage.go and run.go (the configuration,
+// --help, listening), store.go and database.go (opening the engine),
+// log.go; and the faces of the add-ons the server calls: addons.go (a hook
+// per request, per query page, per write) and isolation.go (reset and
+// snapshots from Go). docs/development.md, "Layout", places the packages.
 package emulator
 
 import (

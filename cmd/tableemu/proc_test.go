@@ -38,6 +38,11 @@ func binary(t *testing.T) string {
 	if runtime.GOOS == "windows" {
 		t.Skip("signals")
 	}
+	if raceEnabled {
+		// The detector sees only this process; the binary is built
+		// without -race, so a test that runs it gives it nothing.
+		t.Skip("not under the race detector: it runs a binary built without -race")
+	}
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "tableemu-bin")
 		if err != nil {

@@ -3,6 +3,8 @@ package doctest
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/rand"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -11,27 +13,33 @@ import (
 	"testing"
 )
 
-// Docs that run the go command run it as a user would, with the go
-// command configured as on a user's machine (GoEnv): the module proxy this
-// machine is configured with (go env GOPROXY; proxy.golang.org by
-// default), an empty module cache of the test's own, no workspace, this
-// toolchain. So on a new machine with empty caches every module a
-// document's commands need is fetched as the user's go command fetches it,
-// and a document that relies on a module only this machine has fails.
+// Docs that run the go command run it as a user would (GoEnv): the module
+// proxy this machine is configured with (go env GOPROXY; proxy.golang.org
+// by default), this machine's module and build caches, no workspace, this
+// toolchain. In CI those caches are the empty ones of `go test ./...`'s
+// leg (.ci/run), so every module a document's commands need is fetched
+// as a new user's go command fetches it, and a document that relies on a
+// module only this machine has fails there.
 //
-// Two stand-ins, both module proxies given in front of the configured one:
-//   - this checkout, served as a version of github.com/tableemu/tableemu
-//     (ModProxy), as the release workflow publishes it from a tag, so that
-//     `go get github.com/tableemu/tableemu@latest` and `go install
-//     .../cmd/tableemu@latest` build what is being tested;
-//   - this machine's module cache, read as a proxy (GOPROXY's file:// form),
-//     so modules it already holds are not downloaded again; what it lacks
-//     falls through to the configured proxy.
+// The module caches are shared, not a new one per test, for the compiler's
+// sake: the build cache keys a package by its source directory, so
+// modernc.org/sqlite extracted into a module cache of the test's own
+// compiled again, a minute and a half of CPU per run, where the shared one
+// finds what `go test ./...` compiled for this checkout.
+//
+// One stand-in, a module proxy given in front of the configured one: this
+// checkout, served as a version of github.com/tableemu/tableemu
+// (ModProxy), as the release workflow publishes it from a tag, so that
+// `go get github.com/tableemu/tableemu@latest` and `go install
+// .../cmd/tableemu@latest` build what is being tested. Each call serves a
+// version of its own, and removes it from the module cache when its test
+// ends: the module cache never fetches a version it holds again, so a
+// version left there would be this checkout as it was.
 
 // ModulePath is the path users import; go.mod says it, and the docs do.
 const ModulePath = "github.com/tableemu/tableemu"
 
-// TestVersion is the version this checkout is served as by ModProxy. A
+// TestVersion begins every version ModProxy serves this checkout as. A
 // pre-release, so nothing could mistake it for a published one; @latest
 // picks it because it is the only version the stand-in proxy lists.
 const TestVersion = "v0.0.0-test"
@@ -48,23 +56,13 @@ func GoEnv(t testing.TB, proxies ...string) []string {
 	if configured == "" || configured == "off" {
 		t.Skipf("GOPROXY is %q: the go command of this machine fetches no modules", configured)
 	}
-	if cache := strings.TrimSpace(Run(t, os.Environ(), ".", "go env GOMODCACHE")); cache != "" {
-		if fi, err := os.Stat(filepath.Join(cache, "cache", "download")); err == nil && fi.IsDir() {
-			proxies = append(proxies, FileURL(filepath.Join(cache, "cache", "download")))
-		}
-	}
 	return append(os.Environ(),
 		"GOPROXY="+strings.Join(append(proxies, configured), ","),
 		// The stand-in version of tableemu is not in the checksum
 		// database; every other module is checked against it as usual.
 		"GONOSUMDB="+ModulePath,
-		// -modcacherw: the test's module cache can be removed afterwards.
-		// -trimpath: what is compiled from it is named by module and
-		// version, not by the cache's directory, so the build cache
-		// serves it again to the next test and the next run, where each
-		// new module cache would otherwise compile every dependency
-		// (modernc.org/sqlite for minutes) anew.
-		"GOMODCACHE="+t.TempDir(), "GOFLAGS=-modcacherw -trimpath", "GOWORK=off", "GOTOOLCHAIN=local")
+		// -modcacherw: the stand-in version can be removed afterwards.
+		"GOFLAGS=-modcacherw", "GOWORK=off", "GOTOOLCHAIN=local")
 }
 
 // ModProxy returns a file:// module proxy (the layout GOPROXY documents:
@@ -73,16 +71,20 @@ func GoEnv(t testing.TB, proxies ...string) []string {
 // the repository once the release workflow has pushed it. The module zip
 // holds what a tag would: the files Git tracks (and new ones it does not
 // ignore), under the prefix module@version/ (https://go.dev/ref/mod#zip-files).
-func ModProxy(t testing.TB) string {
+func ModProxy(t testing.TB) (proxy, version string) {
 	t.Helper()
 	root := Root(t)
+	var id [6]byte
+	rand.Read(id[:])
+	version = fmt.Sprintf("%s.r%x", TestVersion, id)
+	t.Cleanup(func() { forget(t, version) })
 	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z").Output()
 	if err != nil {
 		t.Skip("not a Git checkout: the module's files are the ones Git tracks")
 	}
 	var zb bytes.Buffer
 	zw := zip.NewWriter(&zb)
-	prefix := ModulePath + "@" + TestVersion + "/"
+	prefix := ModulePath + "@" + version + "/"
 	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
 		fi, err := os.Lstat(filepath.Join(root, name))
 		if err != nil || !fi.Mode().IsRegular() {
@@ -111,17 +113,46 @@ func ModProxy(t testing.TB) string {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{
-		"list":                []byte(TestVersion + "\n"),
-		TestVersion + ".info": []byte(`{"Version":"` + TestVersion + `","Time":"2026-01-01T00:00:00Z"}`),
-		TestVersion + ".mod":  gomod,
-		TestVersion + ".zip":  zb.Bytes(),
+		"list":            []byte(version + "\n"),
+		version + ".info": []byte(`{"Version":"` + version + `","Time":"2026-01-01T00:00:00Z"}`),
+		version + ".mod":  gomod,
+		version + ".zip":  zb.Bytes(),
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(v, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return FileURL(dir)
+	return FileURL(dir), version
+}
+
+// forget removes version of ModulePath from this machine's module cache:
+// its files, its downloads, and its line in the download's version list.
+func forget(t testing.TB, version string) {
+	cache := strings.TrimSpace(Run(t, os.Environ(), ".", "go env GOMODCACHE"))
+	if cache == "" {
+		return
+	}
+	// The cache's paths are the module path with upper case escaped; ours
+	// has none.
+	os.RemoveAll(filepath.Join(cache, filepath.FromSlash(ModulePath)+"@"+version))
+	dl := filepath.Join(cache, "cache", "download", filepath.FromSlash(ModulePath), "@v")
+	for _, ext := range []string{".info", ".mod", ".zip", ".ziphash", ".lock"} {
+		os.Remove(filepath.Join(dl, version+ext))
+	}
+	if b, err := os.ReadFile(filepath.Join(dl, "list")); err == nil {
+		var keep []string
+		for _, v := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if v != "" && v != version {
+				keep = append(keep, v+"\n")
+			}
+		}
+		if len(keep) == 0 {
+			os.Remove(filepath.Join(dl, "list"))
+		} else {
+			os.WriteFile(filepath.Join(dl, "list"), []byte(strings.Join(keep, "")), 0o644)
+		}
+	}
 }
 
 // FileURL is the file:// URL of a local directory, as GOPROXY takes it.

@@ -1,8 +1,8 @@
 // Package godocs runs docs/go.md's "Embed it in Go tests" and "Install
 // the program" as a user would: in a new module, against this checkout
 // published as a module version (conformance/doctest). They compile tableemu
-// and its SQLite from a module cache of their own, minutes of a small
-// machine's CPU, so they are a package of their own: go test gives each
+// as that version, and link a test and a program, a minute or more of a
+// small machine's CPU, so they are a package of their own: go test gives each
 // package its own time limit, and runs packages side by side. The rest of
 // the docs that run are the conformance package's (godocs_test.go).
 package godocs
@@ -28,7 +28,8 @@ func TestGoDocsEmbedding(t *testing.T) {
 	if raceEnabled {
 		t.Skip("not under the race detector: the go commands it runs are processes built without -race")
 	}
-	env := doctest.GoEnv(t, doctest.ModProxy(t))
+	proxy, version := doctest.ModProxy(t)
+	env := doctest.GoEnv(t, proxy)
 	doc := doctest.File(t, "docs/go.md")
 	sec := doctest.Section(t, doc, "Embed it in Go tests")
 	if i, j := strings.Index(sec, "```go\n"), strings.Index(sec, "```sh\n"); i < 0 || j < i {
@@ -55,8 +56,8 @@ func TestGoDocsEmbedding(t *testing.T) {
 	if !strings.Contains(out, "--- PASS: TestWithFixtures") || !strings.Contains(out, "--- PASS: TestWithFixtures/sees_the_fixtures") {
 		t.Errorf("docs/isolation.md's test did not pass:\n%s", out)
 	}
-	if mod := doctest.Run(t, env, dir, "go list -m "+doctest.ModulePath); strings.TrimSpace(mod) != doctest.ModulePath+" "+doctest.TestVersion {
-		t.Errorf("the module depends on %q, want the published stand-in %s", mod, doctest.TestVersion)
+	if mod := doctest.Run(t, env, dir, "go list -m "+doctest.ModulePath); strings.TrimSpace(mod) != doctest.ModulePath+" "+version {
+		t.Errorf("the module depends on %q, want the published stand-in %s", mod, version)
 	}
 
 	example, err := os.ReadFile(filepath.Join(doctest.Root(t), "emulator", "example_test.go"))
@@ -79,8 +80,8 @@ func TestGoDocsEmbedding(t *testing.T) {
 	bin := t.TempDir()
 	env = append(env, "GOBIN="+bin, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out = doctest.Run(t, env, t.TempDir(), install)
-	if !strings.HasPrefix(out, "tableemu "+doctest.TestVersion+"\n") {
-		t.Errorf("the installed tableemu --version printed %q, want the module version %s first", out, doctest.TestVersion)
+	if !strings.HasPrefix(out, "tableemu "+version+"\n") {
+		t.Errorf("the installed tableemu --version printed %q, want the module version %s first", out, version)
 	}
 }
 
