@@ -4,6 +4,18 @@
 // closure is one SQLite transaction (Update groups the closures waiting at
 // one moment into one commit, each in its own savepoint: commit.go).
 // Open returns it as a *store.Store, the contract the emulator calls.
+//
+// A query's path, file by file: engine.go (the contract's calls onto this
+// engine) → store.go (View and Update, the readers and the writer) →
+// query.go (QueryEntities) → plan.go (which path: a primary-key range,
+// an automatic index of autoindex.go, or a match scan of scanfunc.go),
+// with sqlfilter.go compiling the filter to SQL and servicecount.go
+// counting what the service would have read → sqlite.go (SQLite's C API,
+// the statements). A write: entities.go or tables.go, acl.go, service.go,
+// snapshot.go inside Update, then commit.go (group commit) and cache.go
+// (the filter cache written through). Around them: errclass.go (faults),
+// gc.go (retired tables), lock*.go (the data directory's lock),
+// memory*.go (--inMemoryPersistence), shared.go (the contract's names).
 package sqlite
 
 import (
