@@ -1,0 +1,341 @@
+package transfer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tableemu/tableemu"
+)
+
+// Client runs exports and imports on a running tableemu over HTTP, through
+// the endpoints of http.go, as Transfer runs them on a store: the same
+// sinks and sources, so that `tableemu export` and `tableemu import`
+// (cmd/tableemu) differ only in where they act. Each request is signed
+// with the account's key (Shared Key).
+type Client struct {
+	// Base is the server's root, without a trailing slash:
+	// http://127.0.0.1:10002.
+	Base string
+	// Key returns the key that signs for account.
+	Key func(account string) ([]byte, error)
+	// HTTP sends the requests (nil: http.DefaultClient).
+	HTTP *http.Client
+	// UserAgent names the program in the server's log.
+	UserAgent string
+}
+
+// progressEvery is how many entities pass between two Progress calls.
+const progressEvery = 1000
+
+// Export writes o.Account's tables (o.Tables of them, when given) to
+// sink: the manifest's service properties and policies, then each
+// table's entities as the server streams them. It closes sink.
+func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary, err error) {
+	defer func() {
+		if cerr := sink.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	account := o.Account
+	var m manifest
+	body, err := c.do(ctx, http.MethodGet, account, "/export", "", nil, nil)
+	if err != nil {
+		return sum, err
+	}
+	err = json.NewDecoder(body).Decode(&m)
+	body.Close()
+	if err != nil {
+		return sum, fmt.Errorf("the server's manifest of %s: %v", account, err)
+	}
+	if m.Properties != "" {
+		if err := sink.Properties(account, []byte(m.Properties)); err != nil {
+			return sum, err
+		}
+	}
+	want := chosen(o.Tables)
+	for _, mt := range m.Tables {
+		if want != nil && !want[strings.ToLower(mt.Name)] {
+			continue
+		}
+		delete(want, strings.ToLower(mt.Name))
+		ti := TableInfo{Account: account, Name: mt.Name}
+		if len(mt.ACL) > 0 {
+			if ti.ACL, err = decodeACL(mt.ACL); err != nil {
+				return sum, fmt.Errorf("the policies of table %s in the server's manifest: %v", mt.Name, err)
+			}
+		}
+		n, err := c.exportTable(ctx, sink, ti, o.Progress)
+		sum.Entities += n
+		if err != nil {
+			return sum, err
+		}
+		sum.Tables++
+	}
+	for name := range want {
+		return sum, tableemu.New(tableemu.TableNotFound).WithHint("account %s has no table %q.", account, name)
+	}
+	return sum, nil
+}
+
+// chosen is o.Tables as a set of lower-cased names, nil for all.
+func chosen(tables []string) map[string]bool {
+	if tables == nil {
+		return nil
+	}
+	m := map[string]bool{}
+	for _, t := range tables {
+		m[strings.ToLower(t)] = true
+	}
+	return m
+}
+
+// exportTable reads one table's stream into sink.
+func (c *Client) exportTable(ctx context.Context, sink Sink, ti TableInfo, progress func(Progress)) (int, error) {
+	if err := sink.Table(ti); err != nil {
+		return 0, err
+	}
+	body, err := c.do(ctx, http.MethodGet, ti.Account, "/export/"+url.PathEscape(ti.Name), "", nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer body.Close()
+	br := bufio.NewReaderSize(body, 64<<10)
+	n := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			e, _, derr := decodeLine(line)
+			if derr != nil {
+				return n, fmt.Errorf("table %s, entity %d of the server's export: %v", ti.Name, n+1, derr)
+			}
+			if err := sink.Entity(e); err != nil {
+				return n, err
+			}
+			n++
+			if progress != nil && n%progressEvery == 0 {
+				progress(Progress{Account: ti.Account, Table: ti.Name, Entities: n})
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("table %s: the server's export was cut short after %d entities (%v); its log may say why", ti.Name, n, err)
+		}
+	}
+	if got := body.(*respBody).resp.Trailer.Get(EntitiesTrailer); got != strconv.Itoa(n) {
+		return n, fmt.Errorf("table %s: the server's export was cut short after %d entities (it says %q)", ti.Name, n, got)
+	}
+	if progress != nil {
+		progress(Progress{Account: ti.Account, Table: ti.Name, Entities: n, Done: true})
+	}
+	return n, nil
+}
+
+// Import writes src's tables into the server, one request per table, each
+// table all or nothing: a source account with a name goes to the account
+// of that name, one without to o.Account. An account's service
+// properties, when src has them, are set after its tables, through the
+// Table API's Set Table Service Properties.
+func (c *Client) Import(ctx context.Context, src Source, o Options) (Summary, error) {
+	var sum Summary
+	accounts, err := src.Accounts()
+	if err != nil {
+		return sum, err
+	}
+	want := chosen(o.Tables)
+	mode := o.Mode
+	if mode == "" {
+		mode = ModeFail
+	}
+	for _, a := range accounts {
+		account := a.Name
+		if account == "" {
+			account = o.Account
+		}
+		for _, tb := range a.Tables {
+			if want != nil && !want[strings.ToLower(tb.Name)] {
+				continue
+			}
+			n, err := c.importTable(ctx, account, tb, mode, o.Progress)
+			if err != nil {
+				return sum, err
+			}
+			sum.Tables++
+			sum.Entities += n
+		}
+		if a.Properties != nil {
+			if err := c.setProperties(ctx, account, a.Properties); err != nil {
+				return sum, err
+			}
+		}
+	}
+	return sum, nil
+}
+
+// importTable posts one table as JSON Lines, encoded as the request is
+// sent.
+func (c *Client) importTable(ctx context.Context, account string, tb *Table, mode Mode, progress func(Progress)) (int, error) {
+	pr, pw := io.Pipe()
+	sent := 0
+	go func() {
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		var line []byte
+		err := tb.Entities(func(e Entity) error {
+			line = append(appendLine(line[:0], e.Entity), '\n')
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+			sent++
+			if progress != nil && sent%progressEvery == 0 {
+				progress(Progress{Account: account, Table: tb.Name, Entities: sent})
+			}
+			return nil
+		})
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	h := http.Header{}
+	if tb.ACL != nil {
+		h.Set(ACLHeader, string(asciiJSON(encodeACL(tb.ACL))))
+	}
+	path := "/import/" + url.PathEscape(tb.Name) + "?mode=" + url.QueryEscape(string(mode))
+	body, err := c.do(ctx, http.MethodPost, account, path, "application/x-ndjson", h, pr)
+	pr.CloseWithError(errors.New("the request ended")) // stops the encoder if the server answered early
+	if err != nil {
+		return 0, err
+	}
+	defer body.Close()
+	var ans struct {
+		Entities int `json:"entities"`
+	}
+	if err := json.NewDecoder(body).Decode(&ans); err != nil {
+		return 0, fmt.Errorf("the server's answer to the import of %s: %v", tb.Name, err)
+	}
+	if progress != nil {
+		progress(Progress{Account: account, Table: tb.Name, Entities: ans.Entities, Done: true})
+	}
+	return ans.Entities, nil
+}
+
+// asciiJSON escapes b's non-ASCII characters (\uXXXX), for a header.
+func asciiJSON(b []byte) []byte {
+	var out []byte
+	for _, r := range string(b) {
+		switch {
+		case r < 0x80:
+			out = append(out, byte(r))
+		case r > 0xFFFF:
+			r -= 0x10000
+			out = fmt.Appendf(out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+	}
+	return out
+}
+
+// setProperties is Set Table Service Properties (docs/protocol.md 3.5).
+func (c *Client) setProperties(ctx context.Context, account string, doc []byte) error {
+	body, err := c.do(ctx, http.MethodPut, account, "", "application/xml", nil, bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("the service properties of %s: %w", account, err)
+	}
+	body.Close()
+	return nil
+}
+
+// respBody is a response's body that keeps the response, for its
+// trailers.
+type respBody struct {
+	io.ReadCloser
+	resp *http.Response
+}
+
+// do sends one signed request. path follows /_tableemu/accounts/<account>;
+// "" with PUT is Set Table Service Properties of the Table API. A refusal
+// is returned as the service's error it carries.
+func (c *Client) do(ctx context.Context, method, account, path, ctype string, h http.Header, body io.Reader) (io.ReadCloser, error) {
+	key, err := c.Key(account)
+	if err != nil {
+		return nil, err
+	}
+	target := c.Base + "/_tableemu/accounts/" + url.PathEscape(account) + path
+	comp := ""
+	if path == "" {
+		target, comp = c.Base+"/"+url.PathEscape(account)+"/?restype=service&comp=properties", "?comp=properties"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	// Shared Key for the Table service (docs/protocol.md 9.3): verb,
+	// Content-MD5, Content-Type, date, and the resource /<account><path>
+	// (with ?comp= when the request has it).
+	date := time.Now().UTC().Format(http.TimeFormat)
+	m := hmac.New(sha256.New, key)
+	io.WriteString(m, method+"\n\n"+ctype+"\n"+date+"\n/"+account+req.URL.EscapedPath()+comp)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2019-02-02")
+	if c.UserAgent != "" {
+		req.Header.Set("User-Agent", c.UserAgent)
+	}
+	req.Header.Set("Authorization", "SharedKey "+account+":"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, answerError(resp, b)
+	}
+	return &respBody{resp.Body, resp}, nil
+}
+
+// answerError is a refusal as the service's error it carries: its code,
+// status and message (the hint line kept), without the RequestId and
+// Time lines.
+func answerError(resp *http.Response, body []byte) error {
+	var e struct {
+		E struct {
+			Code    string `json:"code"`
+			Message struct {
+				Value string `json:"value"`
+			} `json:"message"`
+		} `json:"odata.error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.E.Code == "" {
+		if code := resp.Header.Get("x-ms-error-code"); code != "" { // an XML error of the Table API
+			return &tableemu.Error{Code: tableemu.Code(code), Status: resp.StatusCode, Message: http.StatusText(resp.StatusCode)}
+		}
+		return fmt.Errorf("%s from the server, which may not be tableemu: %.200s", resp.Status, body)
+	}
+	msg, _, _ := strings.Cut(e.E.Message.Value, "\nRequestId:")
+	return &tableemu.Error{Code: tableemu.Code(e.E.Code), Status: resp.StatusCode, Message: msg}
+}

@@ -1,0 +1,143 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tableemu/tableemu/emulator/store"
+)
+
+// The transfer endpoints (transfer.go, and emulator/transfer/http.go):
+// who may call them, how they answer, and an export imported again.
+
+// everyType is an entity holding a property of each EDM type, with the
+// values that are hardest to keep: 100 ns DateTime, Int64 beyond 2^53,
+// NaN and the infinities, an empty string and empty Binary.
+const everyType = `{"PartitionKey":"p","RowKey":"%s",` +
+	`"S":"text","Empty":"",` +
+	`"I32":-7,"I64@odata.type":"Edm.Int64","I64":"9007199254740993",` +
+	`"D":1.5,"NaN@odata.type":"Edm.Double","NaN":"NaN","Inf@odata.type":"Edm.Double","Inf":"Infinity","NInf@odata.type":"Edm.Double","NInf":"-Infinity",` +
+	`"B":true,"DT@odata.type":"Edm.DateTime","DT":"2024-02-29T12:34:56.1234567Z",` +
+	`"G@odata.type":"Edm.Guid","G":"c9da6455-213d-42c9-9a79-3e9149a57833",` +
+	`"Bin@odata.type":"Edm.Binary","Bin":"AAEC/w==","NoBin@odata.type":"Edm.Binary","NoBin":""}`
+
+// xferPath is the transfer endpoint path of account.
+func xferPath(account, rest string) string { return "/_tableemu/accounts/" + account + rest }
+
+// TestTransferHTTPRefusals: every refusal is the service's JSON error with
+// a code, and writes nothing; the isolation endpoints beside them still
+// answer.
+func TestTransferHTTPRefusals(t *testing.T) {
+	s, hs := isoServer(t, Config{})
+	load(t, hs, DevAccount, "Keep", "a", 2)
+	before := state(t, hs, DevAccount)
+	dev := xferPath(DevAccount, "")
+	net := "http://192.0.2.2:10002"
+	body := `{"PartitionKey":"p","RowKey":"r"}` + "\n"
+	for _, tc := range []struct {
+		name   string
+		r      *sent
+		status int
+		code   string
+		says   string
+	}{
+		{"an unknown account", as(t, hs, DevAccount, "GET", xferPath("nosuch", "/export"), "", 0), 404, "ResourceNotFound", "AZURITE_ACCOUNTS"},
+		{"no such endpoint", as(t, hs, DevAccount, "GET", dev+"/export/a/b", "", 0), 400, "InvalidUri", "/export/<table>"},
+		{"import with no table", as(t, hs, DevAccount, "POST", dev+"/import", body, 0), 400, "InvalidUri", "POST /_tableemu/accounts/<account>/import/<table>"},
+		{"a wrong method", as(t, hs, DevAccount, "POST", dev+"/export/Keep", body, 0), 405, "UnsupportedHttpVerb", "GET /_tableemu/accounts/<account>/export"},
+		{"an unknown mode", as(t, hs, DevAccount, "POST", dev+"/import/New?mode=upsert", body, 0), 400, "InvalidQueryParameterValue", "fail (the default"},
+		{"unsigned from another machine", viaNetwork(s, unsignedReq(t, "GET", net+dev+"/export")), 401, "NoAuthenticationInformation",
+			"Shared Key over /devstoreaccount1/_tableemu/accounts/devstoreaccount1/export"},
+		{"unsigned on loopback, another account", send(t, unsignedReq(t, "GET", hs.URL+xferPath("other", "/export"))), 401, "NoAuthenticationInformation", "loopback"},
+		{"signed by another account", send(t, sharedKeyRequest(t, "POST", hs.URL, dev+"/import/New", body, "other", "other", otherKey)), 403, "AuthenticationFailed", ""},
+		{"a wrong signature", send(t, sharedKeyRequest(t, "GET", hs.URL, dev+"/export/Keep", "", DevAccount, DevAccount, otherKey)), 403, "AuthenticationFailed", ""},
+		{"a SAS on export", send(t, mustReq(t, "GET", hs.URL+dev+"/export/Keep?sv=2019-02-02&tn=Keep&sp=r&se=2099-01-01&sig=AAAA")), 403, "AuthenticationFailed", "no SAS"},
+		{"a SAS on import", send(t, unsignedReq(t, "POST", hs.URL+dev+"/import/New?sv=2019-02-02&sp=raud&se=2099-01-01&sig=AAAA")), 403, "AuthenticationFailed", "no SAS"},
+		{"a cross-site import", send(t, forged(t, "POST", hs.URL+dev+"/import/New", "text/plain", body, "Origin", "https://evil.example")), 403, "AuthorizationFailure", ""},
+		{"a cross-site import, signed", send(t, withHeader(sharedKeyRequest(t, "POST", hs.URL, dev+"/import/New", body, DevAccount, DevAccount, DevKey),
+			"Sec-Fetch-Site", "cross-site")), 403, "AuthorizationFailure", ""},
+		{"an unsigned import without Tableemu-Request", send(t, forged(t, "POST", hs.URL+dev+"/import/New", "application/x-ndjson", body)), 403, "AuthorizationFailure", "Tableemu-Request"},
+		{"a policy header that is not JSON", send(t, withHeader(sharedKeyRequest(t, "POST", hs.URL, dev+"/import/New", body, DevAccount, DevAccount, DevKey),
+			"Tableemu-Acl", "read")), 400, "InvalidHeaderValue", "Tableemu-Acl is the table's stored access policies"},
+		{"export of a table the account lacks", as(t, hs, DevAccount, "GET", dev+"/export/Nope", "", 0), 404, "TableNotFound", "has no table \"Nope\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := readError(t, tc.r)
+			if e.status != tc.status || e.code != tc.code || e.header != tc.code {
+				t.Fatalf("%d %s/%s, want %d %s: %s", e.status, e.header, e.code, tc.status, tc.code, e.message)
+			}
+			if !strings.Contains(e.message, tc.says) {
+				t.Errorf("the message %q does not say %q", e.message, tc.says)
+			}
+		})
+	}
+	if got := state(t, hs, DevAccount); got != before {
+		t.Fatalf("a refused request changed the account:\n%s", got)
+	}
+	// The isolation endpoints, under the same prefix, still answer, and
+	// still refuse what is not theirs.
+	as(t, hs, DevAccount, "GET", dev+"/snapshots", "", 200)
+	if e := readError(t, as(t, hs, DevAccount, "POST", dev+"/wipe", "", 0)); e.code != "InvalidUri" || !strings.Contains(e.message, "/reset") {
+		t.Fatalf("an unknown path beside them: %+v", e)
+	}
+}
+
+func withHeader(req *http.Request, kv ...string) *http.Request {
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
+	return req
+}
+
+// TestTransferHTTPManifest: the manifest lists the tables, in the order
+// of Query Tables with their stored access policies, and the service
+// properties, for the dev account unsigned over loopback.
+func TestTransferHTTPManifest(t *testing.T) {
+	s, hs := isoServer(t, Config{})
+	load(t, hs, DevAccount, "Orders", "a", 1)
+	load(t, hs, DevAccount, "people", "a", 1)
+	setACL(t, s, DevAccount, "Orders", store.SignedIdentifier{ID: "readers", Permission: "r",
+		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Expiry: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+	r := send(t, mustReq(t, "GET", hs.URL+xferPath(DevAccount, "/export")))
+	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("manifest: %d %s %s", r.StatusCode, r.Header.Get("Content-Type"), r.body)
+	}
+	var m struct {
+		Account    string `json:"account"`
+		Properties string `json:"properties"`
+		Tables     []struct {
+			Name string            `json:"name"`
+			ACL  []json.RawMessage `json:"acl"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tb := range m.Tables {
+		names = append(names, tb.Name)
+	}
+	if m.Account != DevAccount || strings.Join(names, ",") != "Orders,people" || len(m.Tables[0].ACL) != 1 || len(m.Tables[1].ACL) != 0 ||
+		!strings.Contains(m.Properties, "<StorageServiceProperties>") || !strings.Contains(string(m.Tables[0].ACL[0]), "readers") {
+		t.Fatalf("manifest: %s", r.body)
+	}
+}
+
+// setACL sets table's stored access policies in the store.
+func setACL(t *testing.T, s *Server, account, table string, ids ...store.SignedIdentifier) {
+	t.Helper()
+	err := s.store.Update(context.Background(), func(tx *store.Tx) error {
+		tb, err := tx.GetTable(account, table)
+		if err != nil {
+			return err
+		}
+		return tx.SetTableACL(tb, ids)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
