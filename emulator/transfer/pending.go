@@ -96,3 +96,14 @@ func decodeACL(b []byte) ([]store.SignedIdentifier, error) {
 	}
 	return out, nil
 }
+
+// ManifestName is the manifest's file in an export's directory.
+const ManifestName = "manifest.json"
+
+var errPending = errors.New("transfer: JSON Lines files are not built yet (pending the JSON Lines room)")
+
+// OpenDir opens a directory of JSON Lines files, or one such file.
+func OpenDir(path string) (Source, error) { return nil, errPending }
+
+// NewDirSink writes an export into the directory path.
+func NewDirSink(path string) (Sink, error) { return nil, errPending }
