@@ -108,7 +108,7 @@ func TestTransferHTTPManifest(t *testing.T) {
 	}
 	var m struct {
 		Account    string `json:"account"`
-		Properties string `json:"properties"`
+		Properties string `json:"serviceProperties"`
 		Tables     []struct {
 			Name string            `json:"name"`
 			ACL  []json.RawMessage `json:"acl"`

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,8 +49,8 @@ database directly, for every instance serving it.
   --accountKey KEY    its key, to sign the requests (default: from
                       AZURITE_ACCOUNTS, or devstoreaccount1's public key)
   --tables A,B        only these tables (any case); default: all
-  --force             export into a DIR that is not empty, replacing the
-                      files of an earlier export there
+  --force             export into a DIR that holds an earlier export,
+                      replacing it (its tables this export lacks go too)
   --mode MODE         what import does with a table the account has: fail
                       (the default; nothing is imported), replace (the
                       table is deleted and imported again) or merge (the
@@ -172,47 +171,9 @@ func (a xferArgs) options() transfer.Options {
 // run acts where the arguments say and returns the lines to print.
 func (a xferArgs) run() ([]string, error) {
 	if a.cmd == "export" {
-		if err := a.checkDir(); err != nil {
-			return nil, err
-		}
 		return a.act(a.exportOffline, a.exportOnline)
 	}
 	return a.act(a.importOffline, a.importOnline)
-}
-
-// checkDir refuses to export into a directory that is not empty, without
-// --force: its files would mix with the export's.
-func (a xferArgs) checkDir() error {
-	entries, err := os.ReadDir(a.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(entries) > 0 && !a.force {
-		return fmt.Errorf("%s is not empty: export into a new or empty directory, or give --force to write over an earlier export there", a.path)
-	}
-	if a.force {
-		return removeExport(a.path)
-	}
-	return nil
-}
-
-// removeExport deletes the files an earlier export wrote into dir (its
-// tables and its manifest), so that a table since deleted does not stay.
-func removeExport(dir string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		return err
-	}
-	files = append(files, filepath.Join(dir, transfer.ManifestName))
-	for _, f := range files {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
 }
 
 func (a xferArgs) summary(sum transfer.Summary) string {
@@ -230,11 +191,14 @@ func cmpOr(m, d transfer.Mode) transfer.Mode {
 }
 
 func (a xferArgs) exportOffline(srv *emulator.Server) ([]string, error) {
-	sink, err := transfer.NewDirSink(a.path)
+	sink, err := transfer.NewDirSink(a.path, a.force)
 	if err != nil {
 		return nil, err
 	}
 	sum, err := srv.Export(context.Background(), sink, a.options())
+	if err != nil {
+		abort(sink)
+	}
 	if cerr := sink.Close(); err == nil {
 		err = cerr
 	}
@@ -244,16 +208,24 @@ func (a xferArgs) exportOffline(srv *emulator.Server) ([]string, error) {
 	return []string{a.summary(sum)}, nil
 }
 
+// abort tells a sink that can undo what it wrote (transfer.DirSink) that
+// the export failed.
+func abort(sink transfer.Sink) {
+	if s, ok := sink.(interface{ Abort() }); ok {
+		s.Abort()
+	}
+}
+
 func (a xferArgs) client(base string, c *http.Client) *transfer.Client {
 	return &transfer.Client{Base: base, Key: a.key, HTTP: c, UserAgent: "tableemu-" + a.cmd}
 }
 
 func (a xferArgs) exportOnline(base string, c *http.Client) ([]string, error) {
-	sink, err := transfer.NewDirSink(a.path)
+	sink, err := transfer.NewDirSink(a.path, a.force)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := a.client(base, c).Export(context.Background(), sink, a.options()) // closes sink
+	sum, err := a.client(base, c).Export(context.Background(), sink, a.options()) // closes sink, aborted on failure
 	if err != nil {
 		return nil, connectOr(base, err)
 	}

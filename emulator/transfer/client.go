@@ -13,11 +13,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tableemu/tableemu"
+	"github.com/tableemu/tableemu/emulator/wire"
 )
 
 // Client runs exports and imports on a running tableemu over HTTP, through
@@ -42,9 +44,13 @@ const progressEvery = 1000
 
 // Export writes o.Account's tables (o.Tables of them, when given) to
 // sink: the manifest's service properties and policies, then each
-// table's entities as the server streams them. It closes sink.
+// table's entities as the server streams them. It closes sink, after
+// telling it of a failure (Abort) when it can undo what it wrote.
 func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary, err error) {
 	defer func() {
+		if a, ok := sink.(interface{ Abort() }); ok && err != nil {
+			a.Abort() // a DirSink then leaves its directory as it was
+		}
 		if cerr := sink.Close(); err == nil {
 			err = cerr
 		}
@@ -60,8 +66,8 @@ func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary,
 	if err != nil {
 		return sum, fmt.Errorf("the server's manifest of %s: %v", account, err)
 	}
-	if m.Properties != "" {
-		if err := sink.Properties(account, []byte(m.Properties)); err != nil {
+	if m.ServiceProperties != "" {
+		if err := sink.Properties(account, []byte(m.ServiceProperties)); err != nil {
 			return sum, err
 		}
 	}
@@ -72,10 +78,8 @@ func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary,
 		}
 		delete(want, strings.ToLower(mt.Name))
 		ti := TableInfo{Account: account, Name: mt.Name}
-		if len(mt.ACL) > 0 {
-			if ti.ACL, err = decodeACL(mt.ACL); err != nil {
-				return sum, fmt.Errorf("the policies of table %s in the server's manifest: %v", mt.Name, err)
-			}
+		if ti.ACL, err = mt.policies(); err != nil {
+			return sum, fmt.Errorf("the policies of table %s in the server's manifest: %v", mt.Name, err)
 		}
 		n, err := c.exportTable(ctx, sink, ti, o.Progress)
 		sum.Entities += n
@@ -117,11 +121,11 @@ func (c *Client) exportTable(ctx context.Context, sink Sink, ti TableInfo, progr
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			e, _, derr := decodeLine(line)
+			e, derr := decodeLine(line)
 			if derr != nil {
 				return n, fmt.Errorf("table %s, entity %d of the server's export: %v", ti.Name, n+1, derr)
 			}
-			if err := sink.Entity(e); err != nil {
+			if err := sink.Entity(e.Entity); err != nil {
 				return n, err
 			}
 			n++
@@ -195,7 +199,7 @@ func (c *Client) importTable(ctx context.Context, account string, tb *Table, mod
 		bw := bufio.NewWriterSize(pw, 64<<10)
 		var line []byte
 		err := tb.Entities(func(e Entity) error {
-			line = append(appendLine(line[:0], e.Entity), '\n')
+			line = append(wire.AppendEntity(line[:0], e.Entity, &lineOptions), '\n')
 			if _, err := bw.Write(line); err != nil {
 				return err
 			}
@@ -212,13 +216,17 @@ func (c *Client) importTable(ctx context.Context, account string, tb *Table, mod
 	}()
 	h := http.Header{}
 	if tb.ACL != nil {
-		h.Set(ACLHeader, string(asciiJSON(encodeACL(tb.ACL))))
+		doc, err := json.Marshal(append([]policyDoc{}, policyDocs(tb.ACL)...))
+		if err != nil {
+			return 0, err
+		}
+		h.Set(ACLHeader, string(asciiJSON(doc)))
 	}
 	path := "/import/" + url.PathEscape(tb.Name) + "?mode=" + url.QueryEscape(string(mode))
 	body, err := c.do(ctx, http.MethodPost, account, path, "application/x-ndjson", h, pr)
 	pr.CloseWithError(errors.New("the request ended")) // stops the encoder if the server answered early
 	if err != nil {
-		return 0, err
+		return 0, sourcePlaces(err, tb)
 	}
 	defer body.Close()
 	var ans struct {
@@ -231,6 +239,49 @@ func (c *Client) importTable(ctx context.Context, account string, tb *Table, mod
 		progress(Progress{Account: account, Table: tb.Name, Entities: ans.Entities, Done: true})
 	}
 	return ans.Entities, nil
+}
+
+// bodyLine is the place an import's refusal names, "line N" of the body
+// as http.go's bodySource reads it.
+var bodyLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// sourcePlaces is err, the server's refusal of a table's import, with
+// each "line N" of the request body it names replaced by where the N-th
+// entity came from (Entity.Where: "orders.jsonl:12"): the body holds one
+// entity a line, but a source's places are its own (a file with blank
+// lines, a CSV, another endpoint). The source is read again to find them,
+// as its contract allows.
+func sourcePlaces(err error, tb *Table) error {
+	var e *tableemu.Error
+	if !errors.As(err, &e) || !bodyLine.MatchString(e.Message) {
+		return err
+	}
+	want := map[int]string{}
+	for _, m := range bodyLine.FindAllStringSubmatch(e.Message, -1) {
+		n, _ := strconv.Atoi(m[1])
+		want[n] = ""
+	}
+	left, i := len(want), 0
+	stop := errors.New("found")
+	tb.Entities(func(en Entity) error {
+		i++
+		if _, ok := want[i]; ok && en.Where != "" {
+			want[i] = strings.Clone(en.Where)
+			if left--; left == 0 {
+				return stop
+			}
+		}
+		return nil
+	})
+	c := *e
+	c.Message = bodyLine.ReplaceAllStringFunc(e.Message, func(s string) string {
+		n, _ := strconv.Atoi(s[len("line "):])
+		if w := want[n]; w != "" {
+			return w
+		}
+		return s
+	})
+	return &c
 }
 
 // asciiJSON escapes b's non-ASCII characters (\uXXXX), for a header.

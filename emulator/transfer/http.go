@@ -2,10 +2,10 @@ package transfer
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,6 +17,7 @@ import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
@@ -181,15 +182,15 @@ func (t *Transfer) serve(ctx context.Context, w http.ResponseWriter, r *http.Req
 }
 
 // manifest reads account's service properties, tables and their policies
-// in one transaction.
+// in one transaction: the document an export writes as ManifestName.
 func (t *Transfer) manifest(ctx context.Context, account string) (*manifest, error) {
 	props, err := t.cfg.GetProps(ctx, account)
 	if err != nil {
 		return nil, err
 	}
-	m := &manifest{Account: account, Properties: string(props), Tables: []manifestTable{}}
+	m := &manifest{Format: manifestFormat, Account: account, ServiceProperties: string(props)}
 	err = t.cfg.Store.View(ctx, func(tx *store.Tx) error {
-		m.Tables = m.Tables[:0]
+		m.Tables = []manifestTable{}
 		q := store.TableQuery{Top: 1000}
 		for {
 			page, err := tx.QueryTables(account, q)
@@ -201,11 +202,7 @@ func (t *Transfer) manifest(ctx context.Context, account string) (*manifest, err
 				if err != nil {
 					return err
 				}
-				mt := manifestTable{Name: tb.Name}
-				if len(ids) > 0 {
-					mt.ACL = encodeACL(ids)
-				}
-				m.Tables = append(m.Tables, mt)
+				m.Tables = append(m.Tables, manifestTable{Name: tb.Name, File: tb.Name + ".jsonl", ACL: policyDocs(ids)})
 			}
 			if page.Next == "" {
 				return nil
@@ -214,6 +211,15 @@ func (t *Transfer) manifest(ctx context.Context, account string) (*manifest, err
 		}
 	})
 	return m, err
+}
+
+// policyDocs is ids as the manifest holds them.
+func policyDocs(ids []store.SignedIdentifier) []policyDoc {
+	var out []policyDoc
+	for _, si := range ids {
+		out = append(out, policyDoc{ID: si.ID, Start: formatPolicyTime(si.Start), Expiry: formatPolicyTime(si.Expiry), Permission: si.Permission})
+	}
+	return out
 }
 
 // serveExport streams one table as JSON Lines from one consistent read
@@ -273,7 +279,7 @@ func (s *streamSink) Entity(e *edm.Entity) error {
 	if s.head {
 		return nil
 	}
-	s.line = append(appendLine(s.line[:0], e), '\n')
+	s.line = append(wire.AppendEntity(s.line[:0], e, &lineOptions), '\n')
 	_, err := s.bw.Write(s.line)
 	return err
 }
@@ -298,12 +304,15 @@ func (t *Transfer) serveImport(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	src := &bodySource{table: rt.table}
 	if v := r.Header.Values(ACLHeader); len(v) > 0 {
-		ids, err := decodeACL([]byte(strings.Join(v, ",")))
+		mt := manifestTable{Name: rt.table, ACL: []policyDoc{}}
+		err := json.Unmarshal([]byte(strings.Join(v, ",")), &mt.ACL)
+		if err == nil {
+			src.acl, err = mt.policies()
+		}
 		if err != nil {
 			return tableemu.New(tableemu.InvalidHeaderValue).WithHint(
 				"%s is the table's stored access policies as a JSON list, as the export's manifest has them (docs/transfer.md): %v", ACLHeader, err)
 		}
-		src.acl = ids
 	}
 	f, err := spool(r.Body)
 	if f != nil {
@@ -353,82 +362,55 @@ func (s *bodySource) Accounts() ([]Account, error) {
 
 func (s *bodySource) Close() error { return nil }
 
-// maxLine is the longest line an import reads: an entity is at most
-// 1 MiB as the service counts it, and its JSON, with escapes and base64,
-// at most a few times that.
-const maxLine = 8 << 20
-
-// entities reads the spooled body from its start, each call.
+// entities reads the spooled body from its start, each call; an
+// entity's Where is "line N" (Client.Import names the source's place
+// instead).
 func (s *bodySource) entities(fn func(Entity) error) error {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(s.f, 64<<10)
-	var long []byte
-	for n := 1; ; n++ {
-		line, err := br.ReadSlice('\n')
-		for err == bufio.ErrBufferFull {
-			if len(long)+len(line) > maxLine {
-				return lineError(n, tableemu.New(tableemu.RequestBodyTooLarge), fmt.Sprintf("longer than %d MiB", maxLine>>20))
-			}
-			long = append(long, line...)
-			line, err = br.ReadSlice('\n')
+	sc := bufio.NewScanner(s.f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		b := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
 		}
-		if long != nil {
-			line, long = append(long, line...), nil
+		where := "line " + strconv.Itoa(n)
+		e, err := decodeLine(b)
+		if err != nil {
+			return entityError(ErrInvalidEntity, err, s.table, where)
 		}
-		if err != nil && err != io.EOF {
+		e.Where = where
+		if err := fn(e); err != nil {
 			return err
 		}
-		if text := strings.TrimSpace(string(line)); text != "" {
-			e, keep, derr := decodeLine(line)
-			if derr != nil {
-				return lineError(n, derr, "")
-			}
-			if ferr := fn(Entity{Entity: e, Where: "line " + strconv.Itoa(n), KeepTimestamp: keep}); ferr != nil {
-				return ferr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
 	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return entityError(ErrInvalidEntity, tableemu.New(tableemu.EntityTooLarge).WithDetail(
+			"the line is longer than %d MiB, longer than any entity the service stores", maxLine>>20), s.table, "line "+strconv.Itoa(n+1))
+	}
+	return sc.Err()
 }
 
-// lineError is an import refused for its line n: the code of the
-// service's refusal of the same entity (400 InvalidInput for JSON that is
-// not an entity), and a hint naming the line and why; nothing of the
-// table is written. why, when given, replaces err's text.
-func lineError(n int, err error, why string) error {
-	code := tableemu.InvalidInput
-	var e *tableemu.Error
-	if errors.As(err, &e) {
-		code = e.Code
-		if why == "" {
-			msg, hint, _ := strings.Cut(e.Message, tableemu.HintPrefix)
-			why = msg
-			if hint != "" {
-				why = hint
-			}
-		}
-	} else if why == "" {
-		why = err.Error()
-	}
-	return tableemu.New(code).WithHint("line %d: %s; nothing of the table was written.", n, strings.TrimSuffix(why, "."))
-}
-
-// writeJSON answers with v as JSON.
+// writeJSON answers with v as JSON, '<' and '>' as they are (the
+// manifest's service properties are XML, read by people too).
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(status)
-	w.Write(b)
+	w.Write(b.Bytes())
 	return nil
 }
 

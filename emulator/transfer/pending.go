@@ -1,104 +1,102 @@
 package transfer
 
 // PENDING (room A2, until the JSON Lines room's jsonl.go is merged): the
-// pieces of the JSON Lines format that http.go and client.go use — a
-// line's encoding and decoding, the manifest, a policy list as JSON —
-// written here minimally so that the endpoints compile and their tests of
-// routing and refusals run. At the merge each is replaced by jsonl.go's
-// own and this file is deleted.
+// pieces of the JSON Lines format that http.go and client.go use, with
+// the names and signatures jsonl.go gives them (a line's encoding and
+// decoding, the manifest and its policies, OpenDir, NewDirSink), written
+// here minimally so that the endpoints compile and their tests of routing
+// and refusals run. At the merge this file is deleted.
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
+	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
-	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// appendLine appends e as one line of JSON Lines, without the newline.
-func appendLine(b []byte, e *edm.Entity) []byte {
-	return wire.AppendEntity(b, e, &wire.Options{Level: wire.FullMetadata})
-}
+// ManifestName is the manifest's file name in an export's directory.
+const ManifestName = "tableemu.json"
 
-// decodeLine reads one line. keep says the line's Timestamp is kept.
-func decodeLine(line []byte) (e *edm.Entity, keep bool, err error) {
-	d, err := wire.DecodeEntity(line)
-	if err != nil {
-		return nil, false, err
-	}
-	if !d.HasPartitionKey || !d.HasRowKey {
-		return nil, false, errors.New("PartitionKey and RowKey are required")
-	}
-	return &d.Entity, false, nil
-}
+const manifestFormat = "tableemu-jsonl/1"
 
-// manifest is what GET .../export answers: the account's properties, its
-// tables and their policies.
 type manifest struct {
-	Account    string          `json:"account"`
-	Properties string          `json:"properties,omitempty"`
-	Tables     []manifestTable `json:"tables"`
+	Format            string          `json:"format"`
+	Account           string          `json:"account,omitempty"`
+	ServiceProperties string          `json:"serviceProperties,omitempty"`
+	Tables            []manifestTable `json:"tables"`
 }
 
 type manifestTable struct {
-	Name string          `json:"name"`
-	ACL  json.RawMessage `json:"acl,omitempty"`
+	Name string      `json:"name"`
+	File string      `json:"file"`
+	ACL  []policyDoc `json:"acl,omitempty"`
 }
 
-// aclJSON is a stored access policy as JSON.
-type aclJSON struct {
+type policyDoc struct {
 	ID         string `json:"id"`
 	Start      string `json:"start,omitempty"`
 	Expiry     string `json:"expiry,omitempty"`
 	Permission string `json:"permission,omitempty"`
 }
 
-func encodeACL(ids []store.SignedIdentifier) []byte {
-	out := make([]aclJSON, 0, len(ids))
-	for _, id := range ids {
-		a := aclJSON{ID: id.ID, Permission: id.Permission}
-		if !id.Start.IsZero() {
-			a.Start = id.Start.UTC().Format(store.ACLTime)
-		}
-		if !id.Expiry.IsZero() {
-			a.Expiry = id.Expiry.UTC().Format(store.ACLTime)
-		}
-		out = append(out, a)
+func (mt manifestTable) policies() ([]store.SignedIdentifier, error) {
+	if mt.ACL == nil {
+		return nil, nil
 	}
-	b, _ := json.Marshal(out)
-	return b
-}
-
-func decodeACL(b []byte) ([]store.SignedIdentifier, error) {
-	var in []aclJSON
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, err
-	}
-	out := make([]store.SignedIdentifier, 0, len(in))
-	for _, a := range in {
-		id := store.SignedIdentifier{ID: a.ID, Permission: a.Permission}
+	out := make([]store.SignedIdentifier, 0, len(mt.ACL))
+	for _, p := range mt.ACL {
+		si := store.SignedIdentifier{ID: p.ID, Permission: p.Permission}
 		for _, f := range []struct {
-			s string
+			v string
 			t *time.Time
-		}{{a.Start, &id.Start}, {a.Expiry, &id.Expiry}} {
-			if f.s == "" {
+		}{{p.Start, &si.Start}, {p.Expiry, &si.Expiry}} {
+			if f.v == "" {
 				continue
 			}
-			t, err := time.Parse(time.RFC3339Nano, f.s)
+			t, err := time.Parse(time.RFC3339Nano, f.v)
 			if err != nil {
 				return nil, err
 			}
 			*f.t = t
 		}
-		out = append(out, id)
+		out = append(out, si)
 	}
 	return out, nil
 }
 
-// ManifestName is the manifest's file in an export's directory.
-const ManifestName = "manifest.json"
+func formatPolicyTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// decodeLine reads one line's entity.
+func decodeLine(b []byte) (Entity, error) {
+	d, err := wire.DecodeEntity(b)
+	if err != nil {
+		return Entity{}, err
+	}
+	if !d.HasPartitionKey || !d.HasRowKey {
+		return Entity{}, tableemu.New(tableemu.PropertiesNeedValue).WithDetail("an entity needs a PartitionKey and a RowKey, as strings")
+	}
+	return Entity{Entity: &d.Entity}, nil
+}
+
+const maxLine = 4 << 20
+
+// lineOptions encode an entity as a line.
+var lineOptions = wire.Options{Level: wire.FullMetadata}
+
+func entityError(sentinel error, err error, table, where string) error {
+	e := tableemu.From(err)
+	return e.WithHint("%s: %s. Nothing of table %s was imported: fix the entity and import again.", where, e.Detail, table)
+}
+
+// ErrInvalidEntity is the JSON Lines room's sentinel.
+var ErrInvalidEntity = errors.New("invalid entity")
 
 var errPending = errors.New("transfer: JSON Lines files are not built yet (pending the JSON Lines room)")
 
@@ -106,4 +104,4 @@ var errPending = errors.New("transfer: JSON Lines files are not built yet (pendi
 func OpenDir(path string) (Source, error) { return nil, errPending }
 
 // NewDirSink writes an export into the directory path.
-func NewDirSink(path string) (Sink, error) { return nil, errPending }
+func NewDirSink(path string, overwrite bool) (Sink, error) { return nil, errPending }
