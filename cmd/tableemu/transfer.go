@@ -90,6 +90,7 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 		return a, err
 	}
 	a.where = w
+	a.create = cmd == "import"
 	what := map[string]string{"export": "DIR", "import": "DIR or FILE.jsonl"}[cmd]
 	switch len(pos) {
 	case 0:
@@ -288,7 +289,8 @@ type progressPrinter struct {
 	prefix string
 	mu     sync.Mutex // Client.Import reports from its encoding goroutine
 	last   time.Time
-	open   bool // a \r line is on the screen
+	table  string // the table last shown
+	open   bool   // a \r line is on the screen
 }
 
 // progressInterval is how often the terminal line is rewritten at most.
@@ -304,10 +306,10 @@ func (p *progressPrinter) report(pr transfer.Progress) {
 	case !p.tty:
 	case pr.Done:
 		fmt.Fprintf(p.w, "\r\033[K%s\n", line)
-		p.open = false
-	case time.Since(p.last) >= progressInterval:
+		p.open, p.table = false, ""
+	case pr.Table != p.table || time.Since(p.last) >= progressInterval:
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		p.last, p.open = time.Now(), true
+		p.last, p.table, p.open = time.Now(), pr.Table, true
 	}
 }
 

@@ -40,6 +40,9 @@ type where struct {
 	location   bool   // --location given: act on that directory
 	account    string // --account, else the first configured
 	accountKey string // --accountKey
+	// create lets --location name a directory with no database yet, which
+	// is then created (an import of fixtures before a server starts).
+	create bool
 }
 
 var locationFlag = regexp.MustCompile(`^--?(location|l)(=|$)`)
@@ -137,7 +140,7 @@ func (w where) act(offline func(*emulator.Server) ([]string, error), online func
 		return w.online(w.cfg.Port, online)
 	}
 	dir := w.cfg.Location
-	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err != nil && !w.create {
 		return nil, fmt.Errorf("no tableemu database in %s (%s): check --location, or leave it out to reach a running server", dir, sqlite.FileName)
 	}
 	srv, err := emulator.New(emulator.Config{Location: dir, Accounts: w.cfg.Accounts, Silent: true})
