@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -312,4 +314,109 @@ func TestProgressPrinter(t *testing.T) {
 
 func progressOf(table string, n int, done bool) transfer.Progress {
 	return transfer.Progress{Account: "devstoreaccount1", Table: table, Entities: n, Done: done}
+}
+
+// transferDoc returns the text of docs/transfer.md's subsection "### title"
+// of "Export and import: JSON Lines".
+func transferDoc(t *testing.T, title string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/transfer.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s, ok := strings.Cut(string(b), "\n## Export and import: JSON Lines\n")
+	if ok {
+		_, s, ok = strings.Cut(s, "\n### "+title+"\n")
+	}
+	if !ok {
+		t.Fatalf("docs/transfer.md has no subsection %q of \"Export and import: JSON Lines\"", title)
+	}
+	end := len(s)
+	for _, h := range []string{"\n## ", "\n### "} {
+		if i := strings.Index(s, h); i >= 0 && i < end {
+			end = i
+		}
+	}
+	return s[:end]
+}
+
+// TestTransferDocCommands: docs/transfer.md's command-line block, run line
+// by line against a server (on its port, and on its data directory
+// data/), prints what the doc's sample shows; its curl lines save a table
+// and import it again, the second printing what the doc says.
+func TestTransferDocCommands(t *testing.T) {
+	cwd := t.TempDir()
+	p := startProc(t, cwd, "--tablePort", "0", "--location", "data", "--silent")
+	port, cs := p.ready()
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Orders", "People"} {
+		if _, err := svc.CreateTable(context.Background(), name, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 150 {
+			if _, err := svc.NewClient(name).AddEntity(context.Background(), everyTypeEntity(fmt.Sprintf("%03d", i)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := dump(t, cs)
+	sec := transferDoc(t, "Commands")
+	var printed []string
+	for _, line := range docBlock(t, sec, "sh") {
+		line, _, _ = strings.Cut(line, "#")
+		args := strings.Fields(line)
+		if len(args) == 0 || args[0] != "tableemu" {
+			t.Fatalf("the block's line %q does not run tableemu", line)
+		}
+		out, _ := cli2(t, cwd, 0, append(args[1:], "--tablePort", port)...)
+		printed = append(printed, strings.ReplaceAll(out, ":"+port+")", ":10002)"))
+	}
+	all := strings.Join(printed, "")
+	sample := docBlock(t, sec, "text")
+	if len(sample) < 2 {
+		t.Fatal("the sample output has fewer than two lines")
+	}
+	for _, l := range sample {
+		if !strings.Contains(all, l+"\n") {
+			t.Errorf("the doc's sample line %q is not what the commands printed:\n%s", l, all)
+		}
+	}
+	if got := dump(t, cs); got != want {
+		t.Errorf("the doc's commands changed the account:\n%s\nwant\n%s", got, want)
+	}
+
+	http := transferDoc(t, "Over HTTP")
+	curl := docBlock(t, http, "sh")
+	if len(curl) != 2 || !strings.HasPrefix(curl[0], "curl ") || !strings.HasPrefix(curl[1], "curl ") {
+		t.Fatalf("want two curl lines: %q", curl)
+	}
+	m := regexp.MustCompile("the second prints\\s+`([^`]+)`").FindStringSubmatch(http)
+	if m == nil {
+		t.Fatal("the section does not say what the second curl prints")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	var outs []string
+	for _, c := range curl {
+		cmd := exec.Command("sh", "-c", strings.ReplaceAll(c, ":10002/", ":"+port+"/"))
+		cmd.Dir = cwd
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		outs = append(outs, string(out))
+	}
+	if outs[0] != "" || strings.TrimSuffix(outs[1], "\n") != m[1] {
+		t.Errorf("the curl lines printed %q, the doc says the second prints %q", outs, m[1])
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "Orders.jsonl")); bytes.Count(b, []byte("\n")) != 150 {
+		t.Errorf("the first curl line saved %d lines, want 150", bytes.Count(b, []byte("\n")))
+	}
+	if got := dump(t, cs); got != want {
+		t.Errorf("the doc's curl lines changed the account:\n%s\nwant\n%s", got, want)
+	}
 }
