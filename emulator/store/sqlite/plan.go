@@ -160,10 +160,6 @@ type indexUse struct {
 	args []any
 }
 
-// chooseIndex picks an automatic index for the page, if one serves: an
-// eq comparison first (its matches come out of the index already in key
-// order), else a gt or ge comparison that selects few enough entities for
-// sorting them to beat a scan.
 // indexVisible says whether the automatic index k is in this
 // transaction's snapshot. The store lists an index once its builder has
 // committed it (autoIndexes.have), but a reader whose snapshot began
@@ -180,6 +176,10 @@ func (tx *Tx) indexVisible(k indexKey) (bool, error) {
 	return err == nil, err
 }
 
+// chooseIndex picks an automatic index for the page, if one serves: an
+// eq comparison first (its matches come out of the index already in key
+// order), else a gt or ge comparison that selects few enough entities for
+// sorting them to beat a scan.
 func (tx *Tx) chooseIndex(t Table, p plannedQuery) (indexUse, bool, error) {
 	var ranges []indexUse
 	for _, c := range p.indexable {
