@@ -69,6 +69,12 @@ type EngineTx interface {
 	// the version it replaces, 0 if none), so that every version of an
 	// entity has its own ETag.
 	PutEntity(t Table, e *edm.Entity, prev int64) error
+	// LoadEntity writes e whether or not it exists, replacing every
+	// property, with e.Timestamp as given rather than stamped: an import
+	// that keeps its source's Timestamps (docs/transfer.md). A later
+	// write of the entity passes it as prev, so its next version is
+	// still stamped later than the loaded one.
+	LoadEntity(t Table, e *edm.Entity) error
 	// ShareTimestamp makes the entities this transaction writes from now
 	// on take one Timestamp, that of the first: the service gives the
 	// writes of one change set one time, where each single request gets
