@@ -24,8 +24,12 @@ const exportPage = 1000
 // access policies, then its entities in PartitionKey, RowKey order, each
 // handed to the sink while the scan holds it. A table deleted while the
 // export runs is left out. The sink is not closed: its caller does.
-func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (Summary, error) {
-	var sum Summary
+func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (sum Summary, err error) {
+	defer func() {
+		if a, ok := sink.(Aborter); ok && err != nil {
+			a.Abort()
+		}
+	}()
 	account := o.Account
 	if t.cfg.Accounts[account] == nil {
 		return sum, unknownAccount(account)
@@ -59,6 +63,13 @@ func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (Summary, e
 		}
 	}
 	return sum, nil
+}
+
+// Aborter is a Sink that can drop what it wrote: Export calls Abort when
+// it fails, before it returns, so that the sink's Close keeps nothing of a
+// partial export (DirSink then leaves its directory as it was).
+type Aborter interface {
+	Abort()
 }
 
 // tableNames lists account's tables, in one read.
