@@ -62,7 +62,10 @@ type EngineTx interface {
 	// into the engine's buffers and are valid only during the call.
 	ReadEntity(t Table, pk, rk string, fn func(e *edm.Entity) error) error
 	// InsertEntity stores a new entity and sets its Timestamp;
-	// ErrEntityExists if the keys are taken.
+	// ErrEntityExists if the keys are taken. The writes (InsertEntity,
+	// PutEntity, LoadEntity) may keep e's key strings after they return
+	// (the SQLite engine's filter cache holds them until the commit and
+	// then in memory): the caller must not change the memory they are in.
 	InsertEntity(t Table, e *edm.Entity) error
 	// PutEntity writes e whether or not it exists, replacing every
 	// property, and sets its Timestamp later than prev (the Timestamp of

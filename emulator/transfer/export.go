@@ -30,7 +30,7 @@ func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (sum Summar
 			a.Abort()
 		}
 	}()
-	account := o.Account
+	account := t.account(o)
 	if t.cfg.Accounts[account] == nil {
 		return sum, unknownAccount(account)
 	}

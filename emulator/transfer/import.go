@@ -52,7 +52,7 @@ func (t *Transfer) Import(ctx context.Context, src Source, o Options) (Summary, 
 	for _, a := range accounts {
 		account := a.Name
 		if account == "" {
-			account = o.Account
+			account = t.account(o)
 		}
 		if t.cfg.Accounts[account] == nil {
 			return sum, unknownAccount(account)
@@ -235,10 +235,20 @@ func (t *Transfer) writeTable(ctx context.Context, account string, src *Table, m
 			if err := wire.ValidateEntity(e.Entity); err != nil {
 				return entityError(ErrInvalidEntity, err, src.Name, e.Where)
 			}
+			if e.KeepTimestamp && (e.Timestamp < edm.MinDateTime || e.Timestamp > edm.MaxDateTime) {
+				return entityError(ErrInvalidEntity, tableemu.New(tableemu.InvalidInput).WithDetail(
+					"its Timestamp (%d ticks) is outside 1601-01-01 to 9999-12-31", e.Timestamp), src.Name, e.Where)
+			}
 			if keys.add(e.PartitionKey, e.RowKey) {
 				return &suspectDuplicate{pk: strings.Clone(e.PartitionKey), rk: strings.Clone(e.RowKey),
 					where: strings.Clone(e.Where), table: src.Name, index: n}
 			}
+			// The store may keep the key strings past the write (the
+			// SQLite engine's filter cache holds them until the commit,
+			// and then in its tree), while a source's strings are its
+			// only during the call (the JSON Lines reader's point into
+			// its line buffer, which the next line overwrites).
+			e.PartitionKey, e.RowKey = strings.Clone(e.PartitionKey), strings.Clone(e.RowKey)
 			if err := write(tx, tb, e, fresh); err != nil {
 				return storeFailure{err}
 			}
@@ -317,6 +327,15 @@ type sourceError struct{ err error }
 
 func (e sourceError) Error() string { return e.err.Error() }
 func (e sourceError) Unwrap() error { return e.err }
+
+// account is o.Account, or the server's development account when o
+// names none.
+func (t *Transfer) account(o Options) string {
+	if o.Account == "" {
+		return t.cfg.DevAccount
+	}
+	return o.Account
+}
 
 func (t *Transfer) storeError(err error) error {
 	if t.cfg.StoreError != nil {

@@ -299,6 +299,7 @@ type DirSink struct {
 	buf     []byte
 	enc     wire.Options
 	aborted bool
+	closed  bool
 }
 
 type sinkFile struct {
@@ -418,6 +419,10 @@ func (s *DirSink) Abort() { s.aborted = true }
 // export did not write; after Abort, or when a file cannot be written, it
 // removes the temporary files instead and leaves the directory as it was.
 func (s *DirSink) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	err := s.endTable()
 	if s.aborted || err != nil {
 		for _, c := range s.done {

@@ -64,7 +64,7 @@ const (
 // Options choose what an import or export touches and how.
 type Options struct {
 	// Account is where a source account with no name goes, and what an
-	// export reads.
+	// export reads ("": Config.DevAccount).
 	Account string
 	// Tables limits the work to these tables (any case); nil: all.
 	Tables []string

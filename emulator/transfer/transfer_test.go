@@ -15,6 +15,7 @@ import (
 	"github.com/tableemu/tableemu/emulator/store/postgres"
 	"github.com/tableemu/tableemu/emulator/store/postgres/pgtest"
 	"github.com/tableemu/tableemu/emulator/store/sqlite"
+	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
@@ -60,8 +61,9 @@ func eachEngine(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 // validation).
 func newTransfer(st *store.Store) *Transfer {
 	return New(Config{
-		Store:    st,
-		Accounts: map[string]*auth.Account{"a1": {Name: "a1"}, "a2": {Name: "a2"}},
+		Store:      st,
+		Accounts:   map[string]*auth.Account{"a1": {Name: "a1"}, "a2": {Name: "a2"}},
+		DevAccount: "a1",
 		GetProps: func(ctx context.Context, account string) ([]byte, error) {
 			var doc string
 			err := st.View(ctx, func(tx *store.Tx) error {
@@ -316,8 +318,19 @@ func TestImportRefusals(t *testing.T) {
 	wantCode(t, err, ErrTableNotFound, tableemu.TableNotFound, "nope")
 	_, err = tr.Export(ctx, &memSink{}, Options{Account: "a3"})
 	wantCode(t, err, ErrUnknownAccount, tableemu.ResourceNotFound, "a3")
+	zero := ent("z.jsonl:1", "p", "r")
+	zero.KeepTimestamp = true
+	_, err = tr.Import(ctx, one(memTable("zero", nil, zero)), Options{Account: "a1"})
+	wantCode(t, err, ErrInvalidEntity, tableemu.InvalidInput, "z.jsonl:1", "Timestamp")
 	if got := export(t, tr, "a1").lines; len(got) != 0 {
 		t.Errorf("refused imports wrote %q", got)
+	}
+	// No account named: the development account.
+	if _, err := tr.Import(ctx, one(memTable("dev", nil, ent("d", "p", "r"))), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := export(t, tr, "").lines; !slices.Equal(got, []string{"table a1 dev []", "entity p r"}) {
+		t.Errorf("import and export without an account: %q", got)
 	}
 }
 
@@ -408,3 +421,5 @@ func TestServiceProperties(t *testing.T) {
 		t.Errorf("exported %q %q", sink.props, sink.lines)
 	}
 }
+
+func odataFilter(s string) (odata.Expr, error) { return odata.ParseFilter(s) }
