@@ -39,9 +39,6 @@ type Client struct {
 	UserAgent string
 }
 
-// progressEvery is how many entities pass between two Progress calls.
-const progressEvery = 1000
-
 // Export writes o.Account's tables (o.Tables of them, when given) to
 // sink: the manifest's service properties and policies, then each
 // table's entities as the server streams them. It closes sink, after

@@ -246,6 +246,9 @@ func (t *Transfer) serveExport(ctx context.Context, w http.ResponseWriter, r *ht
 	return nil
 }
 
+// lineOptions write an entity as a line of a JSON Lines export (DirSink).
+var lineOptions = wire.Options{Level: wire.MinimalMetadata, Lines: true}
+
 // streamSink writes one table's entities to an HTTP response as JSON
 // Lines.
 type streamSink struct {
@@ -314,7 +317,7 @@ func (t *Transfer) serveImport(ctx context.Context, w http.ResponseWriter, r *ht
 				"%s is the table's stored access policies as a JSON list, as the export's manifest has them (docs/transfer.md): %v", ACLHeader, err)
 		}
 	}
-	f, err := spool(r.Body)
+	f, err := spool(r.Body, MaxImportBody)
 	if f != nil {
 		defer func() { f.Close(); os.Remove(f.Name()) }()
 	}
@@ -326,24 +329,29 @@ func (t *Transfer) serveImport(ctx context.Context, w http.ResponseWriter, r *ht
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"account": rt.account, "table": rt.table, "entities": sum.Entities, "mode": mode})
+	return writeJSON(w, http.StatusOK, struct {
+		Account  string `json:"account"`
+		Table    string `json:"table"`
+		Entities int    `json:"entities"`
+		Mode     Mode   `json:"mode"`
+	}{rt.account, rt.table, sum.Entities, mode})
 }
 
-// spool copies body to a temporary file, at most MaxImportBody bytes.
-func spool(body io.Reader) (*os.File, error) {
+// spool copies body to a temporary file, at most limit bytes.
+func spool(body io.Reader, limit int64) (*os.File, error) {
 	f, err := os.CreateTemp("", "tableemu-import-*.jsonl")
 	if err != nil {
 		return nil, tableemu.New(tableemu.InternalError).WithDetail("spooling an import: %v", err)
 	}
-	n, err := io.Copy(f, io.LimitReader(body, MaxImportBody+1))
+	n, err := io.Copy(f, io.LimitReader(body, limit+1))
 	switch {
 	case err != nil:
 		return f, tableemu.New(tableemu.InvalidInput).WithDetail("reading the body: %v", err).WithHint(
 			"the import's body could not be read whole (%v); nothing was written.", err)
-	case n > MaxImportBody:
+	case n > limit:
 		return f, tableemu.New(tableemu.RequestBodyTooLarge).WithHint(
 			"an import's body is at most %d MiB; import a larger table with tableemu import --location or --database, "+
-				"which reads the file in place (docs/transfer.md).", MaxImportBody>>20)
+				"which reads the file in place (docs/transfer.md).", limit>>20)
 	}
 	return f, nil
 }
