@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,5 +140,119 @@ func setACL(t *testing.T, s *Server, account, table string, ids ...store.SignedI
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTransferHTTPRoundTrip: a table exported as JSON Lines and imported
+// under another name, with its policies in Tableemu-Acl, exports again to
+// the same bytes (every EDM type, Timestamps kept); the modes; signed with
+// Shared Key, for another account than the dev one.
+func TestTransferHTTPRoundTrip(t *testing.T) {
+	s, hs := isoServer(t, Config{})
+	for _, account := range []string{DevAccount, "other"} {
+		t.Run(account, func(t *testing.T) {
+			x := func(rest string) string { return xferPath(account, rest) }
+			as(t, hs, account, "POST", "/"+account+"/Tables", `{"TableName":"Orders"}`, 201)
+			for _, rk := range []string{"r1", "r2", "r3"} {
+				as(t, hs, account, "PUT", "/"+account+"/Orders(PartitionKey='p',RowKey='"+rk+"')", fmt.Sprintf(everyType, rk), 204)
+			}
+			setACL(t, s, account, "Orders", store.SignedIdentifier{ID: "readers", Permission: "r", Expiry: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+
+			r := as(t, hs, account, "GET", x("/export/Orders"), "", 200)
+			if r.Header.Get("Content-Type") != "application/x-ndjson" || r.Trailer.Get("Tableemu-Entities") != "3" || strings.Count(r.body, "\n") != 3 {
+				t.Fatalf("export: %s, trailer %q:\n%s", r.Header.Get("Content-Type"), r.Trailer.Get("Tableemu-Entities"), r.body)
+			}
+			for _, want := range []string{`"I64@odata.type":"Edm.Int64","I64":"9007199254740993"`, `"NaN@odata.type":"Edm.Double","NaN":"NaN"`,
+				`"DT":"2024-02-29T12:34:56.1234567Z"`, `"Empty":""`, `"Timestamp":"`} {
+				if !strings.Contains(r.body, want) {
+					t.Errorf("the export's lines lack %s:\n%s", want, r.body)
+				}
+			}
+			var m struct {
+				Tables []struct {
+					Name string          `json:"name"`
+					ACL  json.RawMessage `json:"acl"`
+				} `json:"tables"`
+			}
+			json.Unmarshal([]byte(as(t, hs, account, "GET", x("/export"), "", 200).body), &m)
+			if len(m.Tables) != 1 || len(m.Tables[0].ACL) == 0 {
+				t.Fatalf("manifest: %+v", m)
+			}
+			post := func(table, query, body string, acl json.RawMessage, want int) *sent {
+				t.Helper()
+				req := sharedKeyRequest(t, "POST", hs.URL, x("/import/"+table)+query, body, account, account, keyOf(account))
+				if acl != nil {
+					req.Header.Set("Tableemu-Acl", string(acl))
+				}
+				got := send(t, req)
+				if got.StatusCode != want {
+					t.Fatalf("POST import/%s%s: %d %s", table, query, got.StatusCode, got.body)
+				}
+				return got
+			}
+			ans := post("Copy", "", r.body, m.Tables[0].ACL, 200)
+			if want := `{"account":"` + account + `","table":"Copy","entities":3,"mode":"fail"}` + "\n"; ans.body != want {
+				t.Errorf("import answered %q, want %q", ans.body, want)
+			}
+			if again := as(t, hs, account, "GET", x("/export/Copy"), "", 200); again.body != r.body {
+				t.Errorf("the imported table exports\n%s\nthe source\n%s", again.body, r.body)
+			}
+			m.Tables = nil
+			json.Unmarshal([]byte(as(t, hs, account, "GET", x("/export"), "", 200).body), &m)
+			if len(m.Tables) != 2 || string(m.Tables[0].ACL) != string(m.Tables[1].ACL) {
+				t.Errorf("the policies did not come with the table: %+v", m)
+			}
+
+			// Modes.
+			e := readError(t, post("Copy", "", r.body, nil, 409))
+			if e.code != "TableAlreadyExists" || !strings.Contains(e.message, "mode replace") {
+				t.Errorf("mode fail over a table: %+v", e)
+			}
+			one := strings.SplitAfter(r.body, "\n")[0]
+			changed := strings.Replace(one, `"S":"text"`, `"S":"changed"`, 1)
+			post("copy", "?mode=merge", changed, nil, 200)
+			if got := as(t, hs, account, "GET", x("/export/Copy"), "", 200).body; strings.Count(got, "\n") != 3 || !strings.Contains(got, `"changed"`) {
+				t.Errorf("after a merge of one line:\n%s", got)
+			}
+			post("Copy", "?mode=replace", one, nil, 200)
+			if got := as(t, hs, account, "GET", x("/export/Copy"), "", 200).body; got != one {
+				t.Errorf("after a replace with one line:\n%s", got)
+			}
+			m.Tables = nil // a member the answer leaves out would keep its value
+			json.Unmarshal([]byte(as(t, hs, account, "GET", x("/export"), "", 200).body), &m)
+			if m.Tables[0].Name != "Copy" || len(m.Tables[0].ACL) != 0 {
+				t.Errorf("a replace without Tableemu-Acl kept the table's policies: %+v", m.Tables[0])
+			}
+		})
+	}
+}
+
+// TestTransferHTTPInvalidLine: a line the service would refuse is
+// answered with the service's code for it and a hint naming the body's
+// line and why; nothing of the table is written.
+func TestTransferHTTPInvalidLine(t *testing.T) {
+	_, hs := isoServer(t, Config{})
+	dev := xferPath(DevAccount, "/import/Bad")
+	good := `{"PartitionKey":"p","RowKey":"1"}` + "\n"
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		code, says string
+	}{
+		{"not JSON", good + "\n" + "{nope\n", 400, "InvalidInput", "line 3: "},
+		{"no RowKey", good + `{"PartitionKey":"p"}` + "\n", 400, "PropertiesNeedValue", "line 2: "},
+		{"a bad Int64", `{"PartitionKey":"p","RowKey":"2","N@odata.type":"Edm.Int64","N":"x"}`, 400, "InvalidInput", "line 1: "},
+		{"a value too large", good + `{"PartitionKey":"p","RowKey":"2","S":"` + strings.Repeat("x", 33000) + `"}`, 400, "PropertyValueTooLarge", "line 2: "},
+		{"a key twice", good + good, 400, "InvalidDuplicateRow", "line 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := readError(t, as(t, hs, DevAccount, "POST", dev, tc.body, 0))
+			if e.status != tc.status || e.code != tc.code || e.header != tc.code || !strings.Contains(e.message, "\ntableemu: ") || !strings.Contains(e.message, tc.says) {
+				t.Errorf("%d %s: %q; want %d %s saying %q", e.status, e.code, e.message, tc.status, tc.code, tc.says)
+			}
+			if r := as(t, hs, DevAccount, "GET", "/"+DevAccount+"/Tables('Bad')", "", 0); r.StatusCode != 404 {
+				t.Errorf("the refused import left its table: %d", r.StatusCode)
+			}
+		})
 	}
 }
