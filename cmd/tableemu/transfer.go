@@ -196,10 +196,7 @@ func (a xferArgs) exportOffline(srv *emulator.Server) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := srv.Export(context.Background(), sink, a.options())
-	if err != nil {
-		abort(sink)
-	}
+	sum, err := srv.Export(context.Background(), sink, a.options()) // aborts sink on failure
 	if cerr := sink.Close(); err == nil {
 		err = cerr
 	}
@@ -207,14 +204,6 @@ func (a xferArgs) exportOffline(srv *emulator.Server) ([]string, error) {
 		return nil, err
 	}
 	return []string{a.summary(sum)}, nil
-}
-
-// abort tells a sink that can undo what it wrote (transfer.DirSink) that
-// the export failed.
-func abort(sink transfer.Sink) {
-	if s, ok := sink.(interface{ Abort() }); ok {
-		s.Abort()
-	}
 }
 
 func (a xferArgs) client(base string, c *http.Client) *transfer.Client {

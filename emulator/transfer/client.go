@@ -45,7 +45,7 @@ type Client struct {
 // telling it of a failure (Abort) when it can undo what it wrote.
 func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary, err error) {
 	defer func() {
-		if a, ok := sink.(interface{ Abort() }); ok && err != nil {
+		if a, ok := sink.(Aborter); ok && err != nil {
 			a.Abort() // a DirSink then leaves its directory as it was
 		}
 		if cerr := sink.Close(); err == nil {
