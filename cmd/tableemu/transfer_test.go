@@ -430,3 +430,36 @@ func TestTransferDocCommands(t *testing.T) {
 		t.Errorf("the doc's curl lines changed the account:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestTransferCommandHandWritten: fixtures written by hand, with no
+// Timestamps, imported into a running server: each entity is stamped as
+// an insert stamps it.
+func TestTransferCommandHandWritten(t *testing.T) {
+	cwd := t.TempDir()
+	p := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--silent")
+	port, cs := p.ready()
+	os.WriteFile(filepath.Join(cwd, "people.jsonl"), []byte(`{"PartitionKey":"eu","RowKey":"1","Name":"Zoë"}`+"\n"+
+		`{"PartitionKey":"eu","RowKey":"2","Born@odata.type":"Edm.DateTime","Born":"1990-01-02T03:04:05Z"}`+"\n"), 0o644)
+	before := time.Now().Add(-time.Second)
+	cli2(t, cwd, 0, "import", "--tablePort", port, "people.jsonl")
+	svc, _ := aztables.NewServiceClientFromConnectionString(cs, nil)
+	pager := svc.NewClient("people").NewListEntitiesPager(nil)
+	n := 0
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Entities {
+			var v struct{ Timestamp time.Time }
+			json.Unmarshal(e, &v)
+			if v.Timestamp.Before(before) || v.Timestamp.After(time.Now().Add(time.Second)) {
+				t.Errorf("entity %s: Timestamp %v, want now", e, v.Timestamp)
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d entities imported, want 2", n)
+	}
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/odata/edm"
 )
 
 // Client runs exports and imports on a running tableemu over HTTP, through
@@ -197,6 +198,9 @@ func (c *Client) importTable(ctx context.Context, account string, tb *Table, mod
 		var line []byte
 		err := tb.Entities(func(e Entity) error {
 			line = append(wire.AppendEntity(line[:0], e.Entity, &lineOptions), '\n')
+			if !e.KeepTimestamp {
+				line = dropTimestamp(line, e.Timestamp)
+			}
 			if _, err := bw.Write(line); err != nil {
 				return err
 			}
@@ -236,6 +240,20 @@ func (c *Client) importTable(ctx context.Context, account string, tb *Table, mod
 		progress(Progress{Account: account, Table: tb.Name, Entities: ans.Entities, Done: true})
 	}
 	return ans.Entities, nil
+}
+
+// dropTimestamp removes the Timestamp member from line, an entity whose
+// Timestamp is not the source's (Entity.KeepTimestamp): without it the
+// server stamps the entity as an insert does, where a zero one would be
+// refused as outside the DateTime range. The system Timestamp is the
+// first such member, right after the keys, and a key's text cannot hold
+// it unescaped.
+func dropTimestamp(line []byte, ts int64) []byte {
+	member := append(append([]byte(`,"Timestamp":"`), edm.FormatTimestamp(ts)...), '"')
+	if i := bytes.Index(line, member); i >= 0 {
+		line = append(line[:i], line[i+len(member):]...)
+	}
+	return line
 }
 
 // bodyLine is the place an import's refusal names, "line N" of the body
