@@ -118,13 +118,19 @@ func parseSASURL(from string) (*endpointSpec, error) {
 	s := &endpointSpec{sas: u.RawQuery}
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	if tn := q.Get("tn"); tn != "" {
-		// A table SAS: the path ends with the table (the service allows
-		// the table's name in any case), which the service URL drops.
+		// A table SAS: the path ends with the table (in any case: table
+		// names are case-insensitive), which the service URL drops.
 		i := strings.LastIndexByte(path, '/')
 		if i < 0 || !strings.EqualFold(path[i+1:], tn) {
 			return nil, fromError("the source URL's SAS is for table %s (tn), but the URL does not end with it: give https://ACCOUNT.table.core.windows.net/%s?<SAS>", tn, tn)
 		}
-		s.table, path = tn, path[:i]
+		// The path's spelling is kept: the SDKs sign tn in lower case,
+		// and the copy is to have the table's own.
+		table, err := url.PathUnescape(path[i+1:])
+		if err != nil {
+			return nil, fromError("the source URL's table name %q is not a valid path segment", path[i+1:])
+		}
+		s.table, path = table, path[:i]
 	}
 	s.service = u.Scheme + "://" + u.Host + path
 	return s, nil

@@ -1,0 +1,75 @@
+package transfer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tableemu/tableemu"
+)
+
+// parseFrom reads the connection strings and SAS URLs users copy from the
+// portal, Storage Explorer and the emulators.
+func TestParseFrom(t *testing.T) {
+	tests := []struct {
+		name, from string
+		want       endpointSpec
+	}{
+		{"development storage", "UseDevelopmentStorage=true",
+			endpointSpec{service: "http://127.0.0.1:10002/devstoreaccount1", account: devAccount, key: devKey}},
+		{"development storage, any case, behind a proxy", "usedevelopmentstorage=TRUE;DevelopmentStorageProxyUri=http://devhost",
+			endpointSpec{service: "http://devhost:10002/devstoreaccount1", account: devAccount, key: devKey}},
+		{"account and key", "AccountName=acct;AccountKey=a2V5",
+			endpointSpec{service: "https://acct.table.core.windows.net", account: "acct", key: "a2V5"}},
+		{"protocol and suffix", "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.chinacloudapi.cn;",
+			endpointSpec{service: "http://acct.table.core.chinacloudapi.cn", account: "acct", key: "a2V5"}},
+		{"table endpoint", "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1/;",
+			endpointSpec{service: "http://127.0.0.1:10002/devstoreaccount1", account: "devstoreaccount1", key: "a2V5"}},
+		{"SAS in a connection string", "TableEndpoint=https://acct.table.core.windows.net/;SharedAccessSignature=?sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=abc%3D",
+			endpointSpec{service: "https://acct.table.core.windows.net", sas: "sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=abc%3D"}},
+		{"account SAS URL", "https://acct.table.core.windows.net/?sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=abc%3D",
+			endpointSpec{service: "https://acct.table.core.windows.net", sas: "sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=abc%3D"}},
+		{"account SAS URL, path style", "http://127.0.0.1:10002/devstoreaccount1?sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=abc",
+			endpointSpec{service: "http://127.0.0.1:10002/devstoreaccount1", sas: "sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=abc"}},
+		{"table SAS URL keeps the path's spelling", "https://acct.table.core.windows.net/Orders?sv=2019-02-02&tn=orders&sp=r&sig=abc",
+			endpointSpec{service: "https://acct.table.core.windows.net", sas: "sv=2019-02-02&tn=orders&sp=r&sig=abc", table: "Orders"}},
+		{"table SAS URL, path style", "http://127.0.0.1:10002/devstoreaccount1/orders?sv=2019-02-02&tn=orders&sp=r&sig=abc",
+			endpointSpec{service: "http://127.0.0.1:10002/devstoreaccount1", sas: "sv=2019-02-02&tn=orders&sp=r&sig=abc", table: "orders"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFrom(tt.from)
+			if err != nil {
+				t.Fatalf("parseFrom(%q): %v", tt.from, err)
+			}
+			if *got != tt.want {
+				t.Errorf("parseFrom(%q) = %+v, want %+v", tt.from, *got, tt.want)
+			}
+		})
+	}
+}
+
+// What parseFrom refuses is 400 InvalidInput with a hint, which never
+// quotes a key.
+func TestParseFromRefuses(t *testing.T) {
+	tests := []struct{ name, from, hint string }{
+		{"URL without a SAS", "https://acct.table.core.windows.net/", "no SAS"},
+		{"table SAS on another table", "https://acct.table.core.windows.net/other?tn=orders&sig=x", "does not end with it"},
+		{"neither", "hello", "neither a URL nor a connection string"},
+		{"no credential", "AccountName=acct", "neither AccountKey nor SharedAccessSignature"},
+		{"key without a name", "AccountKey=c2VjcmV0a2V5c2VjcmV0", "no AccountName"},
+		{"bad table endpoint", "AccountName=a;AccountKey=a2V5;TableEndpoint=::", "not a URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseFrom(tt.from)
+			var te *tableemu.Error
+			if !errors.As(err, &te) || te.Code != tableemu.InvalidInput || !te.Hinted() || !strings.Contains(te.Message, tt.hint) {
+				t.Fatalf("parseFrom(%q) = %v, want InvalidInput saying %q", tt.from, err, tt.hint)
+			}
+			if strings.Contains(te.Message, "c2VjcmV0a2V5c2VjcmV0") {
+				t.Errorf("the error quotes the key: %v", te)
+			}
+		})
+	}
+}
