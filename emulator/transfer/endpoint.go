@@ -48,14 +48,19 @@ type EndpointOptions struct {
 // OperationTimedOut or InternalError, 503 ServerBusy, and 408, 429, 502,
 // 504 from what may stand in front of it) and on connection errors
 // (azcore retries every transport error but a cancelled context), up to
-// six times with exponential backoff from 0.5 s, at most 30 s between
-// tries, following the service's guidance to back off exponentially on
-// 503 (learn.microsoft.com/azure/storage/tables/storage-performance-checklist,
+// six times, waiting 0.5 s, 1.5 s, 3.5 s, … (azcore's ((2^try)-1) × delay,
+// with ±20% jitter) up to 30 s, following the service's guidance to back
+// off exponentially on 503 (learn.microsoft.com/azure/storage/tables/storage-performance-checklist,
 // "Timeout and Server Busy errors"). A Retry-After header, when sent,
-// sets the delay instead. Every request of a copy reads, so each is safe
-// to repeat.
+// sets the delay instead (azcore does not retry when it asks for more
+// than MaxRetryDelay). A try that takes over a minute is abandoned and
+// retried: the service answers a query within its 30 s server timeout
+// (with a continuation token when it has not finished), so a try that
+// takes longer is a connection that hangs. Every request of a copy reads,
+// so each is safe to repeat.
 var DefaultRetry = policy.RetryOptions{
 	MaxRetries:    6,
+	TryTimeout:    time.Minute,
 	RetryDelay:    500 * time.Millisecond,
 	MaxRetryDelay: 30 * time.Second,
 	StatusCodes: []int{http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,

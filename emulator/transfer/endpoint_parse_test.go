@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -71,5 +72,47 @@ func TestParseFromRefuses(t *testing.T) {
 				t.Errorf("the error quotes the key: %v", te)
 			}
 		})
+	}
+}
+
+// Every --from that docs/transfer.md shows is one parseFrom reads, of the
+// kind its comment says.
+func TestDocsFromExamples(t *testing.T) {
+	b, err := os.ReadFile("../../docs/transfer.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## From another Table endpoint")
+	if start < 0 {
+		t.Fatal("docs/transfer.md has no section From another Table endpoint")
+	}
+	doc = doc[start:]
+	if end := strings.Index(doc[3:], "\n## "); end >= 0 {
+		doc = doc[:end+3]
+	}
+	var n int
+	for _, line := range strings.Split(doc, "\n") {
+		arg, ok := strings.CutPrefix(line, `tableemu import --from "`)
+		if !ok {
+			continue
+		}
+		arg, ok = strings.CutSuffix(arg, `"`)
+		if !ok {
+			t.Errorf("unquoted --from: %s", line)
+			continue
+		}
+		n++
+		s, err := parseFrom(arg)
+		if err != nil {
+			t.Errorf("%s: %v", line, err)
+			continue
+		}
+		if strings.Contains(arg, "tn=") != (s.table != "") || strings.Contains(arg, "sig=") != (s.sas != "") {
+			t.Errorf("%s: read as %+v", line, *s)
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d --from examples in the section, want the five kinds", n)
 	}
 }
