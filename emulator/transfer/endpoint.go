@@ -240,7 +240,8 @@ func OpenEndpoint(ctx context.Context, from string, o EndpointOptions) (Source, 
 	if o.Retry != nil {
 		retry = *o.Retry
 	}
-	copts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: retry, Transport: o.Transport}}
+	copts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: retry, Transport: o.Transport,
+		PerCallPolicies: []policy.Policy{takeBody{}}}}
 	var svc *aztables.ServiceClient
 	if spec.key != "" {
 		cred, err := aztables.NewSharedKeyCredential(spec.account, spec.key)

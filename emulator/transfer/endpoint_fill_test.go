@@ -260,7 +260,7 @@ func (w *statusWriter) WriteHeader(status int) {
 
 // startTableemu starts an in-memory tableemu on a loopback port with
 // --faults spec ("" for none) and returns its connection string.
-func startTableemu(t *testing.T, faults string) (string, *statusCounter) {
+func startTableemu(t testing.TB, faults string) (string, *statusCounter) {
 	t.Helper()
 	srv, err := emulator.New(emulator.Config{InMemory: true, Silent: true, Faults: faults})
 	if err != nil {

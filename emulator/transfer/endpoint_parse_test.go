@@ -116,3 +116,27 @@ func TestDocsFromExamples(t *testing.T) {
 		t.Errorf("%d --from examples in the section, want the five kinds", n)
 	}
 }
+
+// timestampOf finds the Timestamp key, not text that looks like it inside
+// a value, and reads the forms its fast path leaves to encoding/json.
+func TestTimestampOf(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"PartitionKey":"p","RowKey":"r","Timestamp":"2026-11-28T23:00:00.1234567Z","A":1}`, "2026-11-28T23:00:00.1234567Z"},
+		{`{"A":"x\"Timestamp\":\"1999-01-01T00:00:00Z","Timestamp":"2026-01-01T00:00:00Z"}`, "2026-01-01T00:00:00Z"},
+		{`{"\"Timestamp":"1999-01-01T00:00:00Z","Timestamp":"2026-01-06T00:00:00Z"}`, "2026-01-06T00:00:00Z"},
+		{`{"A":"x\\","Timestamp":"2026-01-02T00:00:00Z"}`, "2026-01-02T00:00:00Z"},
+		{`{"Timestamp@odata.type":"Edm.DateTime", "Timestamp" : "2026-01-03T00:00:00Z"}`, "2026-01-03T00:00:00Z"},
+		{`{"Timestamp":"2026-01-04T00:00:00\u005a"}`, "2026-01-04T00:00:00Z"},
+		{`{"timestamp":"2026-01-05T00:00:00Z"}`, ""},
+		{`{"PartitionKey":"p","RowKey":"r"}`, ""},
+	}
+	for _, tt := range tests {
+		got, err := timestampOf([]byte(tt.raw))
+		if err != nil || got != tt.want {
+			t.Errorf("timestampOf(%s) = %q, %v; want %q", tt.raw, got, err, tt.want)
+		}
+	}
+	if _, err := timestampOf([]byte(`{"Timestamp":12}`)); err == nil {
+		t.Errorf("a numeric Timestamp was read")
+	}
+}
