@@ -218,6 +218,8 @@ type endpointSource struct {
 	o       EndpointOptions
 	service *aztables.ServiceClient
 	tables  []*endpointTable
+	// transport is the source's own (nil with EndpointOptions.Transport).
+	transport *http.Transport
 }
 
 // OpenEndpoint returns a Source that copies the tables of the endpoint
@@ -240,6 +242,14 @@ func OpenEndpoint(ctx context.Context, from string, o EndpointOptions) (Source, 
 	if o.Retry != nil {
 		retry = *o.Retry
 	}
+	// A transport of the source's own, so that Close can close its
+	// connections: a server being stopped (Azurite on SIGINT) waits for
+	// idle keep-alive connections to go.
+	var own *http.Transport
+	if o.Transport == nil {
+		own = http.DefaultTransport.(*http.Transport).Clone()
+		o.Transport = &http.Client{Transport: own}
+	}
 	copts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: retry, Transport: o.Transport,
 		PerCallPolicies: []policy.Policy{takeBody{}}}}
 	var svc *aztables.ServiceClient
@@ -258,7 +268,7 @@ func OpenEndpoint(ctx context.Context, from string, o EndpointOptions) (Source, 
 			return nil, fromError("the table endpoint %s cannot be used: %v", spec.service, err)
 		}
 	}
-	return &endpointSource{ctx: ctx, spec: spec, o: o, service: svc}, nil
+	return &endpointSource{ctx: ctx, spec: spec, o: o, service: svc, transport: own}, nil
 }
 
 // Accounts lists the endpoint's tables (one, for a table SAS) and, with
@@ -360,8 +370,12 @@ func (s *endpointSource) acl(c *aztables.Client) ([]store.SignedIdentifier, erro
 	return ids, nil
 }
 
-// Close removes the tables' spools.
+// Close removes the tables' spools and closes the source's idle
+// connections.
 func (s *endpointSource) Close() error {
+	if s.transport != nil {
+		s.transport.CloseIdleConnections()
+	}
 	var first error
 	for _, t := range s.tables {
 		if err := t.close(); err != nil && first == nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,31 @@ const (
 	devAccount = "devstoreaccount1"
 	devKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
+
+// tableEndpoint is a connection string's TableEndpoint.
+func tableEndpoint(cs string) string {
+	_, ep, _ := strings.Cut(cs, "TableEndpoint=")
+	ep, _, _ = strings.Cut(ep, ";")
+	return ep
+}
+
+// accountSASURL is an account SAS URL (ss=t, srt=sco, sp=rl) for the
+// development account at cs's endpoint. The SDK's GetAccountSASURL signs
+// spr=https only; the test servers speak http, so both are signed here.
+func accountSASURL(t testing.TB, cs string) string {
+	t.Helper()
+	cred, err := aztables.NewSharedKeyCredential(devAccount, devKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	qp, err := aztables.AccountSASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: now.Add(-time.Hour),
+		ExpiryTime: now.Add(time.Hour), Permissions: "rl", Services: "t", ResourceTypes: "sco"}.Sign(cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tableEndpoint(cs) + "/?" + qp.Encode()
+}
 
 // testPolicy is the stored access policy fillSource sets on "withacl".
 var testPolicy = transferPolicy{"policy1", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(2027, 6, 7, 8, 9, 10, 0, time.UTC), "raud"}

@@ -237,19 +237,7 @@ func TestEndpointSAS(t *testing.T) {
 	to := time.Now().Add(time.Second)
 	now := time.Now().UTC()
 
-	// The SDK's GetAccountSASURL and GetTableSASURL sign spr=https; the
-	// test server is http, so the SAS values are signed here with both.
-	endpoint := cs[strings.Index(cs, "TableEndpoint=")+len("TableEndpoint=") : len(cs)-1]
-	cred, err := aztables.NewSharedKeyCredential(devAccount, devKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qp, err := aztables.AccountSASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: now.Add(-time.Hour),
-		ExpiryTime: now.Add(time.Hour), Permissions: "rl", Services: "t", ResourceTypes: "sco"}.Sign(cred)
-	if err != nil {
-		t.Fatal(err)
-	}
-	accountSAS := endpoint + "/?" + qp.Encode()
+	accountSAS := accountSASURL(t, cs)
 	src, err := transfer.OpenEndpoint(context.Background(), accountSAS, transfer.EndpointOptions{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -261,12 +249,16 @@ func TestEndpointSAS(t *testing.T) {
 		t.Errorf("service properties through an account SAS with srt=s: %q", got.props)
 	}
 
+	cred, err := aztables.NewSharedKeyCredential(devAccount, devKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	q, err := aztables.SASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: now.Add(-time.Hour),
 		ExpiryTime: now.Add(time.Hour), Permissions: "r", TableName: "withacl"}.Sign(cred)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tableSAS := endpoint + "/withacl?" + q
+	tableSAS := tableEndpoint(cs) + "/withacl?" + q
 	src, err = transfer.OpenEndpoint(context.Background(), tableSAS, transfer.EndpointOptions{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -327,4 +319,12 @@ func TestEndpointFromAzurite(t *testing.T) {
 	if pages < 3 {
 		t.Errorf("%d pages read, want continuation crossed", pages)
 	}
+
+	// And through an account SAS, Azurite's too.
+	src, err = transfer.OpenEndpoint(context.Background(), accountSASURL(t, cs), transfer.EndpointOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	checkCopy(t, want, readAll(t, src), from, to, false)
 }
