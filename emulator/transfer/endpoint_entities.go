@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -288,13 +289,15 @@ func (t *endpointTable) where(e *edm.Entity) string {
 	return fmt.Sprintf("%s: table %s, entity (%q, %q)", t.src.spec.display(), t.name, e.PartitionKey, e.RowKey)
 }
 
+// badEntity is the error for the n-th entity of the table, which the
+// endpoint sent in a form tableemu cannot read: ErrInvalidEntity, as an
+// import's for an entity the service would refuse.
 func (t *endpointTable) badEntity(n int, err error) error {
-	msg := err.Error()
-	if te, ok := err.(*tableemu.Error); ok {
-		msg = te.Message
+	var te *tableemu.Error
+	if !errors.As(err, &te) {
+		err = tableemu.New(tableemu.InvalidInput).WithDetail("%v", err)
 	}
-	return tableemu.New(tableemu.InvalidInput).WithDetail("%v", err).WithHint(
-		"copying from %s: entity %d of table %s cannot be read: %s", t.src.spec.display(), n, t.name, msg)
+	return entityError(ErrInvalidEntity, err, t.name, fmt.Sprintf("%s: table %s, entity %d", t.src.spec.display(), t.name, n))
 }
 
 func (t *endpointTable) spoolError(err error) error {

@@ -140,3 +140,24 @@ func TestTimestampOf(t *testing.T) {
 		t.Errorf("a numeric Timestamp was read")
 	}
 }
+
+// An entity the endpoint sends that tableemu cannot read stops the copy
+// with ErrInvalidEntity, naming the endpoint, the table and the entity's
+// place, never the SAS.
+func TestBadEntity(t *testing.T) {
+	spec, err := parseFrom("https://acct.table.core.windows.net/?sv=2019-02-02&ss=t&srt=sco&sp=rl&sig=SECRET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &endpointTable{src: &endpointSource{spec: spec}, name: "orders"}
+	err = tb.hand([]byte(`{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"12x"}`), 7, func(Entity) error { return nil })
+	var te *tableemu.Error
+	if !errors.Is(err, ErrInvalidEntity) || !errors.As(err, &te) || te.Code != tableemu.InvalidInput ||
+		!strings.Contains(te.Message, "https://acct.table.core.windows.net: table orders, entity 7") || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("err = %v", err)
+	}
+	err = tb.hand([]byte(`{"PartitionKey":"p","RowKey":"r","Timestamp":"yesterday"}`), 8, func(Entity) error { return nil })
+	if !errors.Is(err, ErrInvalidEntity) || !strings.Contains(err.Error(), "entity 8") {
+		t.Errorf("err = %v", err)
+	}
+}
