@@ -410,7 +410,7 @@ func (s *endpointSource) failed(doing string, err error) error {
 		case re.StatusCode >= 500 || re.StatusCode == http.StatusTooManyRequests || re.StatusCode == http.StatusRequestTimeout:
 			advice = "the source kept failing after its retries; try again later"
 		default:
-			advice = "see the source's error above"
+			advice = "check that the address is a Table service's and the key or SAS is for it"
 		}
 		return e.WithHint("copying from %s, %s: the source answered %d %s; %s.", where, doing, re.StatusCode, re.ErrorCode, advice)
 	}

@@ -35,6 +35,7 @@ import (
 // metadata asked for so that every type the JSON cannot carry by itself
 // is annotated. The pager still pages: its continuation comes from the
 // response headers, which stay.
+//
 // Timestamps are kept (Entity.KeepTimestamp): a copy of an account is for
 // looking at its data as it is, and a Timestamp is part of that — queries
 // on Timestamp ("changed since …") answer as on the source, and since
@@ -111,7 +112,7 @@ func (t *endpointTable) page(n int, fn func(e Entity) error) error {
 	pager := t.client.NewListEntitiesPager(opts)
 	for pager.More() {
 		taken := &pageBody{}
-		page, err := pager.NextPage(context.WithValue(t.src.ctx, pageBodyKey{}, taken))
+		resp, err := pager.NextPage(context.WithValue(t.src.ctx, pageBodyKey{}, taken))
 		if err != nil {
 			return t.src.failed("reading table "+t.name, err)
 		}
@@ -131,7 +132,7 @@ func (t *endpointTable) page(n int, fn func(e Entity) error) error {
 			return t.spoolError(err)
 		}
 		t.count += len(doc.Value)
-		t.nextPK, t.nextRK = page.NextPartitionKey, page.NextRowKey
+		t.nextPK, t.nextRK = resp.NextPartitionKey, resp.NextRowKey
 		if !pager.More() {
 			t.done = true
 		}
