@@ -9,6 +9,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
+	"github.com/tableemu/tableemu/auth"
+	"github.com/tableemu/tableemu/emulator/store/sqlite"
 	"github.com/tableemu/tableemu/emulator/transfer"
 	"github.com/tableemu/tableemu/odata/edm"
 )
@@ -16,7 +18,8 @@ import (
 // BenchmarkEndpointRead reads a table of 20,000 entities of about 1 KiB
 // from a tableemu on loopback through OpenEndpoint: pages, spool and
 // decoding, as an import reads them (the first read), and again from the
-// spool (the re-read of a retried transaction).
+// spool (the re-read of a retried transaction), and the whole copy into
+// a SQLite store.
 //
 //	go test ./emulator/transfer -run '^$' -bench BenchmarkEndpointRead -benchtime 3x -benchmem
 func BenchmarkEndpointRead(b *testing.B) {
@@ -86,4 +89,29 @@ func BenchmarkEndpointRead(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entities/s")
 		})
 	}
+	// The whole copy: read from the endpoint and imported into a new
+	// SQLite store, as `tableemu import --from` does.
+	b.Run("import", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			dir := b.TempDir()
+			b.StartTimer()
+			src, err := transfer.OpenEndpoint(ctx, cs, transfer.EndpointOptions{TempDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, err := sqlite.Open(ctx, sqlite.Options{Dir: dir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr := transfer.New(transfer.Config{Store: st, Accounts: map[string]*auth.Account{devAccount: {Name: devAccount}}, DevAccount: devAccount})
+			sum, err := tr.Import(ctx, src, transfer.Options{})
+			if err != nil || sum.Entities != n {
+				b.Fatalf("Import: %+v, %v", sum, err)
+			}
+			src.Close()
+			st.Close()
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entities/s")
+	})
 }
