@@ -167,10 +167,10 @@ func tableEndpoint(cs string) string {
 	return ep
 }
 
-// accountSASURL is an account SAS URL (ss=t, srt=sco, sp=rl) for the
+// accountSASURL is an account SAS URL (ss=t, srt=srt, sp=rl) for the
 // development account at cs's endpoint. The SDK's GetAccountSASURL signs
 // spr=https only; the test servers speak http, so both are signed here.
-func accountSASURL(t testing.TB, cs string) string {
+func accountSASURL(t testing.TB, cs, srt string) string {
 	t.Helper()
 	cred, err := aztables.NewSharedKeyCredential(devAccount, devKey)
 	if err != nil {
@@ -178,7 +178,7 @@ func accountSASURL(t testing.TB, cs string) string {
 	}
 	now := time.Now().UTC()
 	qp, err := aztables.AccountSASSignatureValues{Protocol: aztables.SASProtocolHTTPSandHTTP, StartTime: now.Add(-time.Hour),
-		ExpiryTime: now.Add(time.Hour), Permissions: "rl", Services: "t", ResourceTypes: "sco"}.Sign(cred)
+		ExpiryTime: now.Add(time.Hour), Permissions: "rl", Services: "t", ResourceTypes: srt}.Sign(cred)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,8 @@ func TestEndpointRetriesRunOut(t *testing.T) {
 }
 
 // An account SAS on the service URL copies every table but no ACLs (a
-// SAS cannot read them); a table SAS URL copies its one table.
+// SAS cannot read them), and the service properties when it has srt=s; a
+// table SAS URL copies its one table.
 func TestEndpointSAS(t *testing.T) {
 	cs, _ := startTableemu(t, "")
 	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
@@ -237,7 +238,7 @@ func TestEndpointSAS(t *testing.T) {
 	to := time.Now().Add(time.Second)
 	now := time.Now().UTC()
 
-	accountSAS := accountSASURL(t, cs)
+	accountSAS := accountSASURL(t, cs, "sco")
 	src, err := transfer.OpenEndpoint(context.Background(), accountSAS, transfer.EndpointOptions{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +248,18 @@ func TestEndpointSAS(t *testing.T) {
 	checkCopy(t, want, got, from, to, false)
 	if !strings.Contains(string(got.props), "https://copy.example") {
 		t.Errorf("service properties through an account SAS with srt=s: %q", got.props)
+	}
+	// Without srt=s the service properties cannot be read: left out, not
+	// an error.
+	src, err = transfer.OpenEndpoint(context.Background(), accountSASURL(t, cs, "co"), transfer.EndpointOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = readAll(t, src)
+	src.Close()
+	checkCopy(t, want, got, from, to, false)
+	if got.props != nil {
+		t.Errorf("service properties through an account SAS without srt=s: %q, want none", got.props)
 	}
 
 	cred, err := aztables.NewSharedKeyCredential(devAccount, devKey)
@@ -321,7 +334,7 @@ func TestEndpointFromAzurite(t *testing.T) {
 	}
 
 	// And through an account SAS, Azurite's too.
-	src, err = transfer.OpenEndpoint(context.Background(), accountSASURL(t, cs), transfer.EndpointOptions{TempDir: t.TempDir()})
+	src, err = transfer.OpenEndpoint(context.Background(), accountSASURL(t, cs, "sco"), transfer.EndpointOptions{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
