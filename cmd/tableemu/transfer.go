@@ -29,13 +29,17 @@ import (
 
 const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--force] DIR [server flags]
        tableemu import [--account NAME] [--tables A,B] [--mode fail|replace|merge] DIR|FILE.jsonl [server flags]
+       tableemu import [...] --from "CONNECTION STRING|SAS URL" [server flags]
 
 export writes an account's tables to DIR, one JSON Lines file per table
 (each line an entity, its EDM types kept) and a manifest with the tables'
 stored access policies and the account's service properties. import reads
 such a directory, or one FILE.jsonl (a table named after the file), into
 the account: each table in one transaction, all of it or none; a line the
-service would refuse is named, with why. See docs/transfer.md.
+service would refuse is named, with why. import --from copies the tables of
+another Table endpoint (Azure, Azurite, another tableemu), named by a
+connection string or a URL with a SAS, with their entities' types and
+Timestamps. See docs/transfer.md.
 
 Where: a running server at --tableHost and --tablePort (default
 127.0.0.1:10002; https with --cert, whose certificate is trusted); or, with
@@ -51,6 +55,8 @@ database directly, for every instance serving it.
   --tables A,B        only these tables (any case); default: all
   --force             export into a DIR that holds an earlier export,
                       replacing it (its tables this export lacks go too)
+  --from SOURCE       import from another Table endpoint: a connection string
+                      or a SAS URL
   --mode MODE         what import does with a table the account has: fail
                       (the default; nothing is imported), replace (the
                       table is deleted and imported again) or merge (the
@@ -67,11 +73,14 @@ type xferArgs struct {
 	where
 	cmd    string // "export" or "import"
 	path   string // DIR, or FILE.jsonl
+	from   string // import --from: a connection string or SAS URL
 	tables []string
 	force  bool
 	mode   transfer.Mode
-	// progress hears how far each table has come (progressPrinter).
+	// progress hears how far each table has come, and copying how far a
+	// table read from another endpoint (progressPrinter).
 	progress func(transfer.Progress)
+	copying  func(table string, entities int)
 }
 
 // parseTransfer reads `tableemu export|import ...`.
@@ -79,7 +88,7 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 	a := xferArgs{cmd: cmd}
 	own := map[string]bool{"tables": true, "force": false}
 	if cmd == "import" {
-		own = map[string]bool{"tables": true, "mode": true}
+		own = map[string]bool{"tables": true, "mode": true, "from": true}
 	}
 	w, vals, pos, err := splitArgs(args, own)
 	if errors.Is(err, flag.ErrHelp) {
@@ -92,10 +101,16 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 	a.where = w
 	a.create = cmd == "import"
 	what := map[string]string{"export": "DIR", "import": "DIR or FILE.jsonl"}[cmd]
-	switch len(pos) {
-	case 0:
+	a.from = vals["from"]
+	switch n := len(pos); {
+	case n == 0 && a.from != "":
+	case n > 0 && a.from != "":
+		return a, fmt.Errorf("--from or %s, not both: %q", what, pos[0])
+	case n == 0 && cmd == "import":
+		return a, errors.New("say what to import: tableemu import DIR or FILE.jsonl, or tableemu import --from SOURCE")
+	case n == 0:
 		return a, fmt.Errorf("say where: tableemu %s %s", cmd, what)
-	case 1:
+	case n == 1:
 		a.path = pos[0]
 	default:
 		return a, fmt.Errorf("one %s, not %q and %q", what, pos[0], pos[1])
@@ -135,7 +150,7 @@ func transferCmd(cmd string, args []string, stdout, stderr io.Writer, tty bool) 
 		return exitUsage
 	}
 	p := &progressPrinter{w: stderr, tty: tty, prefix: prefix}
-	a.progress = p.report
+	a.progress, a.copying = p.report, p.copying
 	lines, err := a.run()
 	p.end()
 	if err != nil {
@@ -181,7 +196,11 @@ func (a xferArgs) summary(sum transfer.Summary) string {
 	if a.cmd == "export" {
 		return fmt.Sprintf("%s: %d tables, %d entities exported to %s", a.account, sum.Tables, sum.Entities, a.path)
 	}
-	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, a.path, a.account, cmpOr(a.mode, transfer.ModeFail))
+	from := a.path
+	if a.from != "" {
+		from = "the endpoint of --from" // never the string itself: it may hold a key
+	}
+	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, from, a.account, cmpOr(a.mode, transfer.ModeFail))
 }
 
 func cmpOr(m, d transfer.Mode) transfer.Mode {
@@ -262,6 +281,10 @@ func connectOr(base string, err error) error {
 // flag in parseTransfer's own).
 func openSource(a xferArgs) (transfer.Source, error) {
 	switch {
+	case a.from != "":
+		// Another Table endpoint: a connection string or a SAS URL
+		// (docs/transfer.md, "From another Table endpoint").
+		return transfer.OpenEndpoint(context.Background(), a.from, transfer.EndpointOptions{Progress: a.copying})
 	default:
 		// A directory an export wrote (or of JSON Lines files), or one
 		// FILE.jsonl.
@@ -299,6 +322,17 @@ func (p *progressPrinter) report(pr transfer.Progress) {
 	case pr.Table != p.table || time.Since(p.last) >= progressInterval:
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.last, p.table, p.open = time.Now(), pr.Table, true
+	}
+}
+
+// copying shows how far a table read from another endpoint has come: on
+// a terminal only (elsewhere the import's line per table says enough).
+func (p *progressPrinter) copying(table string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && (table != p.table || time.Since(p.last) >= progressInterval) {
+		fmt.Fprintf(p.w, "\r\033[Kcopying %s: %s entities", table, thousands(n))
+		p.last, p.table, p.open = time.Now(), table, true
 	}
 }
 
