@@ -267,6 +267,18 @@ func TestTransferCommandErrors(t *testing.T) {
 	if got := tablesOf(t, cs); len(got) != 0 {
 		t.Errorf("a refused import left tables: %v", got)
 	}
+	// Mode fail with one table of two there already: refused before
+	// anything is sent.
+	os.Mkdir(filepath.Join(cwd, "two"), 0o755)
+	os.WriteFile(filepath.Join(cwd, "two", "Aaa.jsonl"), []byte(`{"PartitionKey":"p","RowKey":"1"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(cwd, "two", "Zzz.jsonl"), []byte(`{"PartitionKey":"p","RowKey":"1"}`+"\n"), 0o644)
+	createTables(t, cs, "zzz")
+	if _, errOut := cli2(t, cwd, 1, "import", "--tablePort", port, "two"); !strings.Contains(errOut, "409 TableAlreadyExists") {
+		t.Errorf("online, a table there already: %q", errOut)
+	}
+	if got := tablesOf(t, cs); strings.Join(got, ",") != "zzz" {
+		t.Errorf("a refused import left tables: %v", got)
+	}
 	// Offline: the file's place too, and no table.
 	dir := t.TempDir()
 	_, errOut = cli2(t, cwd, 1, "import", "--location", dir, "bad")
