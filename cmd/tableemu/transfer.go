@@ -200,12 +200,13 @@ func (a xferArgs) summary(sum transfer.Summary) string {
 	if a.from != "" {
 		from = "the endpoint of --from" // never the string itself: it may hold a key
 	}
-	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, from, a.account, cmpOr(a.mode, transfer.ModeFail))
+	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, from, a.account, modeOrFail(a.mode))
 }
 
-func cmpOr(m, d transfer.Mode) transfer.Mode {
+// modeOrFail is m, or the default mode when none was given.
+func modeOrFail(m transfer.Mode) transfer.Mode {
 	if m == "" {
-		return d
+		return transfer.ModeFail
 	}
 	return m
 }
