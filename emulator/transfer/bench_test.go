@@ -82,51 +82,62 @@ func benchStore(b *testing.B) *store.Store {
 
 func BenchmarkTransfer(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		st := benchStore(b)
-		tr := newTransfer(st)
-		if _, err := tr.Import(ctx, &memSource{[]Account{{Tables: []*Table{genTable("bench", n)}}}}, Options{Account: "a1"}); err != nil {
-			b.Fatal(err)
-		}
-		// The last export is the next sub-benchmark's source: under a
-		// directory of the parent's.
-		out, dir := b.TempDir(), ""
-		b.Run(fmt.Sprintf("export/n=%d", n), func(b *testing.B) {
-			for i := range b.N {
-				dir = filepath.Join(out, fmt.Sprintf("export%d-%d", n, i))
-				measure(b, func() {
-					sink, err := NewDirSink(dir, false)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if sum, err := tr.Export(ctx, sink, Options{Account: "a1"}); err != nil || sum.Entities != n {
-						b.Fatal(sum, err)
-					}
-					if err := sink.Close(); err != nil {
-						b.Fatal(err)
-					}
-				})
-			}
-			if fi, err := os.Stat(filepath.Join(dir, "bench.jsonl")); err == nil {
-				b.ReportMetric(float64(fi.Size())/float64(n), "bytes/entity")
-			}
-		})
-		b.Run(fmt.Sprintf("import/n=%d", n), func(b *testing.B) {
-			for range b.N {
-				b.StopTimer()
-				target := newTransfer(benchStore(b))
-				src, err := OpenDir(dir)
+		benchTransfer(b, n, benchStore)
+	}
+}
+
+// BenchmarkTransferPostgres is BenchmarkTransfer's 100,000 on PostgreSQL
+// (the throwaway server of pgtest, on the same machine): an import sends
+// its rows 1,000 at a time (postgres/pending.go's maxPending).
+func BenchmarkTransferPostgres(b *testing.B) {
+	benchTransfer(b, 100_000, func(b *testing.B) *store.Store { return engines[1].open(b) })
+}
+
+func benchTransfer(b *testing.B, n int, open func(*testing.B) *store.Store) {
+	st := open(b)
+	tr := newTransfer(st)
+	if _, err := tr.Import(ctx, &memSource{[]Account{{Tables: []*Table{genTable("bench", n)}}}}, Options{Account: "a1"}); err != nil {
+		b.Fatal(err)
+	}
+	// The last export is the next sub-benchmark's source: under a
+	// directory of the parent's.
+	out, dir := b.TempDir(), ""
+	b.Run(fmt.Sprintf("export/n=%d", n), func(b *testing.B) {
+		for i := range b.N {
+			dir = filepath.Join(out, fmt.Sprintf("export%d-%d", n, i))
+			measure(b, func() {
+				sink, err := NewDirSink(dir, false)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.StartTimer()
-				measure(b, func() {
-					if sum, err := target.Import(ctx, src, Options{Account: "a1"}); err != nil || sum.Entities != n {
-						b.Fatal(sum, err)
-					}
-				})
+				if sum, err := tr.Export(ctx, sink, Options{Account: "a1"}); err != nil || sum.Entities != n {
+					b.Fatal(sum, err)
+				}
+				if err := sink.Close(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "bench.jsonl")); err == nil {
+			b.ReportMetric(float64(fi.Size())/float64(n), "bytes/entity")
+		}
+	})
+	b.Run(fmt.Sprintf("import/n=%d", n), func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			target := newTransfer(open(b))
+			src, err := OpenDir(dir)
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+			b.StartTimer()
+			measure(b, func() {
+				if sum, err := target.Import(ctx, src, Options{Account: "a1"}); err != nil || sum.Entities != n {
+					b.Fatal(sum, err)
+				}
+			})
+		}
+	})
 }
 
 // measure runs fn and reports its peak heap above the heap before, and
