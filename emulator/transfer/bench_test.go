@@ -103,8 +103,12 @@ func benchTransfer(b *testing.B, n int, open func(*testing.B) *store.Store) {
 	// directory of the parent's.
 	out, dir := b.TempDir(), ""
 	b.Run(fmt.Sprintf("export/n=%d", n), func(b *testing.B) {
-		for i := range b.N {
-			dir = filepath.Join(out, fmt.Sprintf("export%d-%d", n, i))
+		for range b.N {
+			d, err := os.MkdirTemp(out, "export")
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir = d
 			measure(b, func() {
 				sink, err := NewDirSink(dir, false)
 				if err != nil {
