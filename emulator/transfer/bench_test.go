@@ -21,7 +21,8 @@ import (
 // 40's figures, docs/benchmarks.md "Data in and out"), and the same at
 // 10,000, so that the peak heap of the two shows whether it grows with
 // the table (it must not: the export streams, the import writes as it
-// reads):
+// reads, and the SQLite engine bounds what a transaction records for its
+// filter cache, maxCacheOps):
 //
 //	go test -run '^$' -bench 'Transfer' -benchtime 1x ./emulator/transfer/
 //
@@ -29,9 +30,9 @@ import (
 // imports that directory into a new store. Reported besides the time:
 // peak-heap-MiB, the largest heap (live and not yet swept objects,
 // sampled every 2 ms) above what the process held before; kept-heap-MiB,
-// what of it is still live after the run (the store's own: the SQLite
-// engine's filter cache holds a slim copy of every entity written, as it
-// does after inserts through the API); and on Linux
+// what of it is still live after the run (the SQLite engine's filter cache
+// does not keep a table written in one large transaction: it loads it
+// when a scan wants it); and on Linux
 // peak-rss-MiB, the process's peak resident set (VmHWM, reset before the
 // run), which includes SQLite's page cache and everything the Go runtime
 // holds.
