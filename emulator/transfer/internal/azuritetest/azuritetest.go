@@ -107,8 +107,11 @@ func Start(t testing.TB, dir string, env []string, extra ...string) *Azurite {
 		dir = t.TempDir()
 	}
 	port := freePort(t)
+	// --disableTelemetry: Azurite 3.34 and later report each run to
+	// Microsoft unless told not to (its ChangeLog, 3.34.0); tests reach
+	// loopback only.
 	args := append([]string{"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(port), "--location", dir,
-		"--silent", "--skipApiVersionCheck"}, extra...)
+		"--silent", "--skipApiVersionCheck", "--disableTelemetry"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
