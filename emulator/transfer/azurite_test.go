@@ -2,8 +2,11 @@ package transfer
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -266,5 +269,82 @@ func TestOpenAzuriteChanged(t *testing.T) {
 	err = accounts[0].Tables[0].Entities(func(Entity) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "changed while it was read") || !strings.Contains(err.Error(), "stop Azurite") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestOpenAzuriteOlderShapes reads what older Azurites wrote, made from a
+// 3.37.0 database by changing what changed since (Azure/Azurite's
+// ChangeLog and the history of src/table): a Guid kept as its text (before
+// 3.21 the base64 of the text), lastModifiedTime a JavaScript Date's JSON
+// in milliseconds with the ETag carrying more digits (before 3.20), and a
+// table's collection under its lower-cased name (which Azurite's
+// getEntityCollection looks up first).
+func TestOpenAzuriteOlderShapes(t *testing.T) {
+	dir, want := writtenByAzurite(t)
+	path := filepath.Join(dir, AzuriteFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var db map[string]any
+	if err := dec.Decode(&db); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range db["collections"].([]any) {
+		c := c.(map[string]any)
+		switch c["name"] {
+		case "devstoreaccount1$Orders":
+			c["name"] = "devstoreaccount1$orders"
+		case "devstoreaccount1$Types":
+			for _, d := range c["data"].([]any) {
+				d := d.(map[string]any)
+				props := d["properties"].(map[string]any)
+				if g, ok := props["Guid"].(string); ok {
+					text, err := base64.StdEncoding.DecodeString(g)
+					if err != nil {
+						t.Fatalf("Guid %q is not stored as base64: %v", g, err)
+					}
+					props["Guid"] = string(text)
+				}
+				ms := d["lastModifiedTime"].(string)[:23] + "Z" // 2026-11-28T23:50:50.743Z
+				d["lastModifiedTime"] = ms
+				props["Timestamp"] = ms
+				d["eTag"] = `W/"datetime'` + url.QueryEscape(ms[:23]+"1234Z") + `'"`
+			}
+		}
+	}
+	b, err = json.Marshal(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	src, err := OpenAzurite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts, _ := src.Accounts()
+	for _, tb := range accounts[0].Tables {
+		n := 0
+		err := tb.Entities(func(e Entity) error {
+			n++
+			w := *want.entities["devstoreaccount1"][tb.Name][e.PartitionKey+"\x00"+e.RowKey]
+			if tb.Name == "Types" {
+				ticks, _ := edm.ParseDateTime(w.timestamp[:23] + "Z")
+				w.timestamp, w.etag = edm.FormatTimestamp(ticks), wire.ETag(ticks)
+			}
+			checkEntity(t, e, &w)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(want.entities["devstoreaccount1"][tb.Name]) {
+			t.Errorf("%s: %d entities", tb.Name, n)
+		}
 	}
 }
