@@ -305,8 +305,9 @@ func (s *AzuriteSource) entities(at int64, account, table string, fn func(Entity
 // when lastModifiedTime reads as one: it is the Timestamp Azurite
 // answered with, and since 3.20 its ETag is W/"datetime'<that instant>'",
 // the ETag tableemu derives from the Timestamp (wire.ETag). Before 3.20
-// lastModifiedTime had milliseconds and the ETag more digits of its own:
-// the Timestamp is kept and the ETag then differs.
+// lastModifiedTime had milliseconds and the ETag was not always made from
+// it (3.17 gave it digits of its own; ChangeLog 3.17.0, 3.20.0): the
+// Timestamp is kept and the ETag may then differ.
 func azuriteEntityValue(doc *azuriteEntity) (*edm.Entity, bool, error) {
 	props := []byte(doc.Properties)
 	if len(props) == 0 || string(props) == "null" {
