@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -128,10 +129,10 @@ func (s *AzuriteSource) read(colls map[string]int64) error {
 		return a
 	}
 	if at, ok := colls[azuriteServices]; ok {
-		err := s.eachDoc(at, func(raw []byte) error {
+		err := s.eachDoc(at, func(sc *lokiScanner) error {
 			var doc azuriteService
-			if err := json.Unmarshal(raw, &doc); err != nil {
-				return fmt.Errorf("a document of %s: %v", azuriteServices, err)
+			if err := s.decodeDoc(sc, &doc, "a document of "+azuriteServices); err != nil {
+				return err
 			}
 			if doc.AccountName == "" {
 				return nil
@@ -150,10 +151,10 @@ func (s *AzuriteSource) read(colls map[string]int64) error {
 		}
 	}
 	seen := map[string]bool{}
-	err := s.eachDoc(tablesAt, func(raw []byte) error {
+	err := s.eachDoc(tablesAt, func(sc *lokiScanner) error {
 		var doc azuriteTable
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return fmt.Errorf("a document of %s: %v", azuriteTables, err)
+		if err := s.decodeDoc(sc, &doc, "a document of "+azuriteTables); err != nil {
+			return err
 		}
 		where := fmt.Sprintf("azurite: account %s, table %s", doc.Account, doc.Table)
 		if why := tableNameRule(doc.Table); why != "" {
@@ -273,24 +274,24 @@ func aclTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// azuriteEntity is one document of a table's collection.
+// azuriteEntity is what is read of a document of a table's collection
+// (lokiScanner.entityDoc).
 type azuriteEntity struct {
-	PartitionKey     *string         `json:"PartitionKey"`
-	RowKey           *string         `json:"RowKey"`
-	Properties       json.RawMessage `json:"properties"`
-	LastModifiedTime string          `json:"lastModifiedTime"`
+	PartitionKey, RowKey *string
+	Properties           []byte // the JSON object
+	LastModifiedTime     string
 }
 
 // entities calls fn with each entity of the collection whose documents
 // start at offset at.
 func (s *AzuriteSource) entities(at int64, account, table string, fn func(Entity) error) error {
-	return s.eachDoc(at, func(raw []byte) error {
-		var doc azuriteEntity
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return fmt.Errorf("azurite: account %s, table %s: an entity's document: %v", account, table, err)
+	var doc azuriteEntity
+	return s.eachDoc(at, func(sc *lokiScanner) error {
+		if err := sc.entityDoc(&doc); err != nil {
+			return s.notLoki(err)
 		}
 		if doc.PartitionKey == nil || doc.RowKey == nil {
-			return fmt.Errorf("azurite: account %s, table %s: an entity's document has no PartitionKey or RowKey: %.200s", account, table, raw)
+			return fmt.Errorf("azurite: account %s, table %s: an entity's document has no PartitionKey or RowKey (properties %.200s)", account, table, doc.Properties)
 		}
 		where := fmt.Sprintf("azurite: account %s, table %s, entity (%s, %s)", account, table, *doc.PartitionKey, *doc.RowKey)
 		e, keep, err := azuriteEntityValue(&doc)
@@ -313,7 +314,7 @@ func azuriteEntityValue(doc *azuriteEntity) (*edm.Entity, bool, error) {
 	if len(props) == 0 || string(props) == "null" {
 		props = []byte("{}")
 	}
-	if strings.Contains(string(props), `"Edm.Guid"`) {
+	if bytes.Contains(props, []byte(`"Edm.Guid"`)) {
 		props = guidsAsText(props)
 	}
 	d, err := wire.DecodeEntity(props)
@@ -340,7 +341,7 @@ func azuriteEntityValue(doc *azuriteEntity) (*edm.Entity, bool, error) {
 // object when it is not a flat JSON object: the decoder then says what is
 // wrong with it.
 func guidsAsText(props []byte) []byte {
-	dec := json.NewDecoder(strings.NewReader(string(props)))
+	dec := json.NewDecoder(bytes.NewReader(props))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return props
@@ -397,9 +398,9 @@ func guidsAsText(props []byte) []byte {
 	return append(out, '}')
 }
 
-// eachDoc calls fn with each document of the data array that starts at
-// offset at, stopping at fn's first error.
-func (s *AzuriteSource) eachDoc(at int64, fn func(raw []byte) error) error {
+// eachDoc calls fn once for each document of the data array that starts
+// at offset at, fn reading it from sc, and stops at fn's first error.
+func (s *AzuriteSource) eachDoc(at int64, fn func(sc *lokiScanner) error) error {
 	f, err := os.Open(s.path)
 	if err != nil {
 		return err
@@ -415,132 +416,27 @@ func (s *AzuriteSource) eachDoc(at int64, fn func(raw []byte) error) error {
 	if _, err := f.Seek(at, io.SeekStart); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(f)
-	if err := expectDelim(dec, '['); err != nil {
+	sc := newLokiScanner(f, at)
+	if err := sc.expect('['); err != nil {
 		return s.notLoki(err)
 	}
-	var raw json.RawMessage
-	for dec.More() {
-		if err := dec.Decode(&raw); err != nil {
-			return s.notLoki(err)
-		}
-		if err := fn(raw); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sc.elements(func() error { return fn(sc) })
 }
 
-// scanLoki reads the database's outline: where each collection's data
-// array starts, by collection name.
-func scanLoki(r io.Reader) (map[string]int64, error) {
-	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
-		return nil, err
-	}
-	colls := map[string]int64{}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if key != "collections" {
-			if err := skipValue(dec); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := expectDelim(dec, '['); err != nil {
-			return nil, err
-		}
-		for dec.More() {
-			name, at, err := scanCollection(dec)
-			if err != nil {
-				return nil, err
-			}
-			if at >= 0 {
-				colls[name] = at
-			}
-		}
-		if err := expectDelim(dec, ']'); err != nil {
-			return nil, err
-		}
-	}
-	return colls, expectDelim(dec, '}')
-}
-
-// scanCollection reads one collection object, skipping its documents, and
-// returns its name and where its data array starts (-1: it has none).
-func scanCollection(dec *json.Decoder) (name string, at int64, err error) {
-	at = -1
-	if err := expectDelim(dec, '{'); err != nil {
-		return "", 0, err
-	}
-	var raw json.RawMessage
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return "", 0, err
-		}
-		switch key {
-		case "name":
-			t, err := dec.Token()
-			if err != nil {
-				return "", 0, err
-			}
-			name, _ = t.(string)
-		case "data":
-			if err := expectDelim(dec, '['); err != nil {
-				return "", 0, err
-			}
-			at = dec.InputOffset() - 1
-			for dec.More() {
-				if err := dec.Decode(&raw); err != nil {
-					return "", 0, err
-				}
-			}
-			if err := expectDelim(dec, ']'); err != nil {
-				return "", 0, err
-			}
-		default:
-			if err := skipValue(dec); err != nil {
-				return "", 0, err
-			}
-		}
-	}
-	return name, at, expectDelim(dec, '}')
-}
-
-func expectDelim(dec *json.Decoder, d json.Delim) error {
-	t, err := dec.Token()
+// decodeDoc reads the next document into v with encoding/json; a document
+// that is not JSON makes the file not Azurite's, one of another shape is
+// what.
+func (s *AzuriteSource) decodeDoc(sc *lokiScanner, v any, what string) error {
+	raw, err := sc.rawValue()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return err
+		return s.notLoki(err)
 	}
-	if t != d {
-		return fmt.Errorf("found %v where %v was expected, at byte %d", t, d, dec.InputOffset())
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%s: %v", what, err)
+		}
+		return s.notLoki(err)
 	}
 	return nil
-}
-
-// skipValue skips the next value, however deep.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }

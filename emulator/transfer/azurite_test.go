@@ -42,6 +42,7 @@ func writtenByAzurite(t *testing.T) (string, *azuriteData) {
 			return
 		}
 		azuriteDir.dir = dir
+		cleanup = append(cleanup, dir)
 		ok := t.Run("azurite", func(t *testing.T) {
 			a := azuritetest.Start(t, dir, []string{azuriteAccounts})
 			azuriteDir.data = fillAzurite(t, a)
@@ -65,10 +66,13 @@ func writtenByAzurite(t *testing.T) (string, *azuriteData) {
 	return copyDir, azuriteDir.data
 }
 
+// cleanup is what TestMain removes once every test and benchmark ran.
+var cleanup []string
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if azuriteDir.dir != "" {
-		os.RemoveAll(azuriteDir.dir)
+	for _, dir := range cleanup {
+		os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }
