@@ -30,8 +30,8 @@ const (
 // azuriteAccounts is AZURITE_ACCOUNTS for two accounts.
 var azuriteAccounts = "AZURITE_ACCOUNTS=devstoreaccount1:" + devKey + ";" + secondName + ":" + secondKey
 
-// prop is one property as the test sends it and as it must be read.
-type prop struct {
+// azProp is one property as the test sends it and as it must be read.
+type azProp struct {
 	name string
 	json string // the value's JSON
 	typ  string // its @odata.type, "" for none
@@ -42,7 +42,7 @@ type prop struct {
 // read back from Azurite, its Timestamp and ETag as Azurite answered them.
 type wantEntity struct {
 	pk, rk    string
-	props     []prop
+	props     []azProp
 	timestamp string
 	etag      string
 }
@@ -62,7 +62,7 @@ func (w *wantEntity) body() []byte {
 
 func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-func dt(s string) edm.Value {
+func azDT(s string) edm.Value {
 	ticks, err := edm.ParseDateTime(s)
 	if err != nil {
 		panic(err)
@@ -70,15 +70,15 @@ func dt(s string) edm.Value {
 	return edm.NewDateTime(ticks)
 }
 
-// everyType is an entity holding every EDM type at its edges.
-func everyType(pk, rk string) *wantEntity {
+// azEveryType is an entity holding every EDM type at its edges.
+func azEveryType(pk, rk string) *wantEntity {
 	big := make([]byte, 64*1024) // the service's largest Binary
 	for i := range big {
 		big[i] = byte(i*7 + i/256)
 	}
 	long := strings.Repeat("ж", 32*1024) // the longest String: 32 K UTF-16 units
 	g, _ := edm.NewGuid("c9da6455-213d-42c9-9a79-3e9149a57833")
-	return &wantEntity{pk: pk, rk: rk, props: []prop{
+	return &wantEntity{pk: pk, rk: rk, props: []azProp{
 		{"Str", `"héllo \"quoted\" \\ \n\t 😀"`, "", edm.NewString("héllo \"quoted\" \\ \n\t 😀")},
 		{"Empty", `""`, "", edm.NewString("")},
 		{"Long", jsonString(long), "", edm.NewString(long)},
@@ -95,9 +95,9 @@ func everyType(pk, rk string) *wantEntity {
 		{"DblNegInf", `"-Infinity"`, "Edm.Double", edm.NewDouble(math.Inf(-1))},
 		{"BoolT", "true", "", edm.NewBoolean(true)},
 		{"BoolF", "false", "Edm.Boolean", edm.NewBoolean(false)},
-		{"When", `"2021-09-08T18:58:49.7704959Z"`, "Edm.DateTime", dt("2021-09-08T18:58:49.7704959Z")},
-		{"WhenMin", `"1601-01-01T00:00:00Z"`, "Edm.DateTime", dt("1601-01-01T00:00:00Z")},
-		{"WhenMax", `"9999-12-31T23:59:59.9999999Z"`, "Edm.DateTime", dt("9999-12-31T23:59:59.9999999Z")},
+		{"When", `"2021-09-08T18:58:49.7704959Z"`, "Edm.DateTime", azDT("2021-09-08T18:58:49.7704959Z")},
+		{"WhenMin", `"1601-01-01T00:00:00Z"`, "Edm.DateTime", azDT("1601-01-01T00:00:00Z")},
+		{"WhenMax", `"9999-12-31T23:59:59.9999999Z"`, "Edm.DateTime", azDT("9999-12-31T23:59:59.9999999Z")},
 		{"Guid", `"C9DA6455-213D-42C9-9A79-3E9149A57833"`, "Edm.Guid", g},
 		{"Bin", `"AAEC/v8="`, "Edm.Binary", edm.NewBinary([]byte{0, 1, 2, 0xfe, 0xff})},
 		{"BinEmpty", `""`, "Edm.Binary", edm.NewBinary([]byte{})},
@@ -105,8 +105,8 @@ func everyType(pk, rk string) *wantEntity {
 	}}
 }
 
-func simple(pk, rk string, n int) *wantEntity {
-	return &wantEntity{pk: pk, rk: rk, props: []prop{
+func azSimple(pk, rk string, n int) *wantEntity {
+	return &wantEntity{pk: pk, rk: rk, props: []azProp{
 		{"N", fmt.Sprint(n), "", edm.NewInt32(int32(n))},
 		{"Name", jsonString(fmt.Sprintf("entity %d", n)), "", edm.NewString(fmt.Sprintf("entity %d", n))},
 	}}
@@ -158,19 +158,19 @@ func fillAzurite(t *testing.T, a *azuritetest.Azurite) *azuriteData {
 		}
 	}
 
-	add(dev, "devstoreaccount1", "Types", everyType("edges", "1"), everyType("ключ 😀 é", "行 ü"), simple("p", "", 0))
-	add(dev, "devstoreaccount1", "Orders", simple("o1", "a", 1), simple("o1", "b", 2), simple("o2", "a", 3))
-	add(second, secondName, "Other", everyType("second", "x"))
+	add(dev, "devstoreaccount1", "Types", azEveryType("edges", "1"), azEveryType("ключ 😀 é", "行 ü"), azSimple("p", "", 0))
+	add(dev, "devstoreaccount1", "Orders", azSimple("o1", "a", 1), azSimple("o1", "b", 2), azSimple("o2", "a", 3))
+	add(second, secondName, "Other", azEveryType("second", "x"))
 	orders := dev.NewClient("Orders")
 
 	// Replaced: Azurite removes the document and inserts the new one.
-	repl := simple("o1", "a", 10)
+	repl := azSimple("o1", "a", 10)
 	must(orders.UpsertEntity(ctx, repl.body(), &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}))
 	d.entities["devstoreaccount1"]["Orders"]["o1\x00a"] = repl
 	// Merged: properties added to the stored ones.
-	merged := simple("o1", "b", 2)
-	extra := prop{"Extra", `"9007199254740993"`, "Edm.Int64", edm.NewInt64(9007199254740993)}
-	must(orders.UpdateEntity(ctx, (&wantEntity{pk: "o1", rk: "b", props: []prop{extra}}).body(),
+	merged := azSimple("o1", "b", 2)
+	extra := azProp{"Extra", `"9007199254740993"`, "Edm.Int64", edm.NewInt64(9007199254740993)}
+	must(orders.UpdateEntity(ctx, (&wantEntity{pk: "o1", rk: "b", props: []azProp{extra}}).body(),
 		&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge}))
 	merged.props = append(merged.props, extra)
 	d.entities["devstoreaccount1"]["Orders"]["o1\x00b"] = merged
@@ -180,7 +180,7 @@ func fillAzurite(t *testing.T, a *azuritetest.Azurite) *azuriteData {
 	// A batch.
 	var batch []aztables.TransactionAction
 	for i := 0; i < 5; i++ {
-		e := simple("batch", fmt.Sprintf("r%02d", i), 100+i)
+		e := azSimple("batch", fmt.Sprintf("r%02d", i), 100+i)
 		batch = append(batch, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: e.body()})
 		d.entities["devstoreaccount1"]["Orders"][e.pk+"\x00"+e.rk] = e
 	}
@@ -188,7 +188,7 @@ func fillAzurite(t *testing.T, a *azuritetest.Azurite) *azuriteData {
 
 	// A table Azurite lets through and Azure refuses: not imported.
 	must(dev.CreateTable(ctx, skippedName, nil))
-	must(dev.NewClient(skippedName).AddEntity(ctx, simple("s", "s", 1).body(), nil))
+	must(dev.NewClient(skippedName).AddEntity(ctx, azSimple("s", "s", 1).body(), nil))
 
 	// Access policies. Azurite refuses a policy without start and expiry
 	// (400), so both have them.

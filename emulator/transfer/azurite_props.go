@@ -95,11 +95,11 @@ type xmlCorsRule struct {
 func (d *azuriteService) setBody() ([]byte, error) {
 	var p xmlServiceProperties
 	if l := d.Logging; l != nil {
-		p.Logging = &xmlLogging{Version: version(l.Version), Read: l.Read, Write: l.Write, Delete: l.DeleteProperty,
-			RetentionPolicy: retention(l.RetentionPolicy)}
+		p.Logging = &xmlLogging{Version: analyticsVersion(l.Version), Read: l.Read, Write: l.Write, Delete: l.DeleteProperty,
+			RetentionPolicy: retentionElement(l.RetentionPolicy)}
 	}
-	p.HourMetrics = metrics(d.HourMetrics)
-	p.MinuteMetrics = metrics(d.MinuteMetrics)
+	p.HourMetrics = metricsElement(d.HourMetrics)
+	p.MinuteMetrics = metricsElement(d.MinuteMetrics)
 	if d.Cors != nil {
 		p.Cors = &xmlCors{}
 		for _, r := range *d.Cors {
@@ -117,11 +117,11 @@ func (d *azuriteService) setBody() ([]byte, error) {
 	return append([]byte(xml.Header), body...), nil
 }
 
-func metrics(m *azuriteMetrics) *xmlMetrics {
+func metricsElement(m *azuriteMetrics) *xmlMetrics {
 	if m == nil {
 		return nil
 	}
-	x := &xmlMetrics{Version: version(m.Version), Enabled: m.Enabled, RetentionPolicy: retention(m.RetentionPolicy)}
+	x := &xmlMetrics{Version: analyticsVersion(m.Version), Enabled: m.Enabled, RetentionPolicy: retentionElement(m.RetentionPolicy)}
 	if m.Enabled {
 		// IncludeAPIs is sent only while metrics are enabled (docs/protocol.md 3.5).
 		include := m.IncludeAPIs
@@ -130,7 +130,7 @@ func metrics(m *azuriteMetrics) *xmlMetrics {
 	return x
 }
 
-func retention(r *azuriteRetention) xmlRetention {
+func retentionElement(r *azuriteRetention) xmlRetention {
 	if r == nil || !r.Enabled {
 		return xmlRetention{}
 	}
@@ -138,7 +138,7 @@ func retention(r *azuriteRetention) xmlRetention {
 	return xmlRetention{Enabled: true, Days: &days}
 }
 
-func version(v string) string {
+func analyticsVersion(v string) string {
 	if v == "" {
 		return "1.0"
 	}

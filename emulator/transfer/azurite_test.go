@@ -20,61 +20,39 @@ import (
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
-// azuriteDir is one directory written by a real Azurite, shared by the
-// tests that only read it (starting Azurite and filling it takes seconds).
-var azuriteDir struct {
+// azuriteDB is the table database a real Azurite wrote once, shared by
+// the tests that read it (starting Azurite and filling it takes seconds).
+var azuriteDB struct {
 	once sync.Once
-	dir  string
+	file []byte
 	data *azuriteData
-	err  string
 }
 
-// writtenByAzurite returns a copy of the shared directory, for a test to
-// read or change as it likes, and what was written into it.
+// writtenByAzurite returns a directory holding a copy of the shared
+// database, for a test to read or change as it likes, and what was
+// written into it.
 func writtenByAzurite(t *testing.T) (string, *azuriteData) {
 	t.Helper()
-	azuriteDir.once.Do(func() {
-		// A test of its own owns Azurite's run, so that the directory
-		// outlives the test that first asked for it.
-		dir, err := os.MkdirTemp("", "tableemu-azurite-")
-		if err != nil {
-			azuriteDir.err = err.Error()
-			return
-		}
-		azuriteDir.dir = dir
-		cleanup = append(cleanup, dir)
-		ok := t.Run("azurite", func(t *testing.T) {
-			a := azuritetest.Start(t, dir, []string{azuriteAccounts})
-			azuriteDir.data = fillAzurite(t, a)
+	azuriteDB.once.Do(func() {
+		t.Run("azurite", func(t *testing.T) {
+			a := azuritetest.Start(t, "", []string{azuriteAccounts})
+			data := fillAzurite(t, a)
 			a.Stop(t) // SIGINT: Azurite saves the database as it ends
+			b, err := os.ReadFile(filepath.Join(a.Dir, AzuriteFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			azuriteDB.file, azuriteDB.data = b, data
 		})
-		if !ok || azuriteDir.data == nil {
-			azuriteDir.err = "Azurite did not run or was not filled (see above)"
-		}
 	})
-	if azuriteDir.err != "" {
-		t.Skip(azuriteDir.err)
+	if azuriteDB.data == nil {
+		t.Skip("Azurite did not run or was not filled (see the first test that asked for it)")
 	}
-	copyDir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join(azuriteDir.dir, AzuriteFile))
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, AzuriteFile), azuriteDB.file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(copyDir, AzuriteFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return copyDir, azuriteDir.data
-}
-
-// cleanup is what TestMain removes once every test and benchmark ran.
-var cleanup []string
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, dir := range cleanup {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
+	return dir, azuriteDB.data
 }
 
 // TestOpenAzurite reads a directory a real Azurite wrote and finds every
