@@ -41,8 +41,8 @@ import (
 //     text, and both are read).
 //
 // So an entity's properties are read by the wire's own decoder
-// (wire.DecodeEntity), as if the client had sent them to tableemu, and
-// checked against the service's limits (wire.ValidateEntity).
+// (wire.DecodeEntity), as if the client had sent them to tableemu; Import
+// checks them against the service's limits.
 //
 // The file is read as a stream: opening it notes where each collection's
 // documents start, and a table's entities are decoded one at a time
@@ -296,7 +296,9 @@ func (s *AzuriteSource) entities(at int64, account, table string, fn func(Entity
 		where := fmt.Sprintf("azurite: account %s, table %s, entity (%s, %s)", account, table, *doc.PartitionKey, *doc.RowKey)
 		e, keep, err := azuriteEntityValue(&doc)
 		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			// A value Azurite kept and the service refuses (Azurite
+			// checks few): the import's refusal of an entity.
+			return entityError(ErrInvalidEntity, err, table, where)
 		}
 		return fn(Entity{Entity: e, Where: where, KeepTimestamp: keep})
 	})
@@ -323,9 +325,6 @@ func azuriteEntityValue(doc *azuriteEntity) (*edm.Entity, bool, error) {
 	}
 	e := &d.Entity
 	e.PartitionKey, e.RowKey = *doc.PartitionKey, *doc.RowKey
-	if err := wire.ValidateEntity(e); err != nil {
-		return nil, false, err
-	}
 	ts, err := edm.ParseDateTime(doc.LastModifiedTime)
 	if err != nil {
 		return e, false, nil
