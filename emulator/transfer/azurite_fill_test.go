@@ -21,13 +21,12 @@ import (
 // What the Azurite tests write through the SDK and expect back.
 
 const (
-	devKey      = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 	secondName  = "second"
 	secondKey   = "c2Vjb25kIGFjY291bnQncyBrZXkgZm9yIHRlc3Rz" // base64, as Azurite requires
 	skippedName = "$MetricsImported"                         // Azurite creates it; Azure refuses the name
 )
 
-// azuriteAccounts is AZURITE_ACCOUNTS for two accounts.
+// azuriteAccounts is AZURITE_ACCOUNTS for two accounts (devKey: endpoint.go).
 var azuriteAccounts = "AZURITE_ACCOUNTS=devstoreaccount1:" + devKey + ";" + secondName + ":" + secondKey
 
 // azProp is one property as the test sends it and as it must be read.

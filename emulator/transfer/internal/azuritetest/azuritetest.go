@@ -107,9 +107,10 @@ func Start(t testing.TB, dir string, env []string, extra ...string) *Azurite {
 		dir = t.TempDir()
 	}
 	port := freePort(t)
-	// --disableTelemetry: Azurite 3.34 and later report each run to
-	// Microsoft unless told not to (its ChangeLog, 3.34.0); tests reach
-	// loopback only.
+	// --disableTelemetry: besides sending nothing from tests, Azurite
+	// with telemetry on (3.37.0's default) sends a stop event on
+	// SIGINT and, with no network to send it to, stays alive for half a
+	// minute after "successfully closed" (Stop then killed it).
 	args := append([]string{"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(port), "--location", dir,
 		"--silent", "--skipApiVersionCheck", "--disableTelemetry"}, extra...)
 	cmd := exec.Command(bin, args...)
