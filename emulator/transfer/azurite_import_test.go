@@ -77,9 +77,7 @@ func TestAzuriteImport(t *testing.T) {
 		// Again: the tables are there, and the default mode refuses them
 		// before writing anything.
 		_, err = tr.Import(ctx, src, Options{})
-		if got := tableemu.From(err).Code; !strings.Contains(err.Error(), "already has table") || got != tableemu.TableAlreadyExists {
-			t.Errorf("second import: %v (code %s), want TableAlreadyExists", err, got)
-		}
+		wantCode(t, err, ErrTableExists, tableemu.TableAlreadyExists, "already has table")
 	})
 }
 
