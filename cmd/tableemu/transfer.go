@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,7 @@ import (
 const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--force] DIR [server flags]
        tableemu import [--account NAME] [--tables A,B] [--mode fail|replace|merge] DIR|FILE.jsonl [server flags]
        tableemu import [...] --from "CONNECTION STRING|SAS URL" [server flags]
+       tableemu import [...] --from-azurite DIR [server flags]
 
 export writes an account's tables to DIR, one JSON Lines file per table
 (each line an entity, its EDM types kept) and a manifest with the tables'
@@ -39,7 +41,9 @@ the account: each table in one transaction, all of it or none; a line the
 service would refuse is named, with why. import --from copies the tables of
 another Table endpoint (Azure, Azurite, another tableemu), named by a
 connection string or a URL with a SAS, with their entities' types and
-Timestamps. See docs/transfer.md.
+Timestamps; import --from-azurite, what an Azurite table service kept in its
+data directory (stop it with Ctrl-C first), every account's tables to the
+account of the same name. See docs/transfer.md.
 
 Where: a running server at --tableHost and --tablePort (default
 127.0.0.1:10002; https with --cert, whose certificate is trusted); or, with
@@ -57,6 +61,7 @@ database directly, for every instance serving it.
                       replacing it (its tables this export lacks go too)
   --from SOURCE       import from another Table endpoint: a connection string
                       or a SAS URL
+  --from-azurite DIR  import what Azurite kept in its data directory DIR
   --mode MODE         what import does with a table the account has: fail
                       (the default; nothing is imported), replace (the
                       table is deleted and imported again) or merge (the
@@ -71,12 +76,14 @@ go; otherwise a line per table when it is done. Exit status: 0 done,
 // xferArgs is a parsed export or import command line.
 type xferArgs struct {
 	where
-	cmd    string // "export" or "import"
-	path   string // DIR, or FILE.jsonl
-	from   string // import --from: a connection string or SAS URL
-	tables []string
-	force  bool
-	mode   transfer.Mode
+	cmd  string // "export" or "import"
+	path string // DIR, or FILE.jsonl
+	from string // import --from: a connection string or SAS URL
+	// fromAzurite is import --from-azurite: an Azurite data directory.
+	fromAzurite string
+	tables      []string
+	force       bool
+	mode        transfer.Mode
 	// progress hears how far each table has come, and copying how far a
 	// table read from another endpoint (progressPrinter).
 	progress func(transfer.Progress)
@@ -88,7 +95,7 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 	a := xferArgs{cmd: cmd}
 	own := map[string]bool{"tables": true, "force": false}
 	if cmd == "import" {
-		own = map[string]bool{"tables": true, "mode": true, "from": true}
+		own = map[string]bool{"tables": true, "mode": true, "from": true, "from-azurite": true}
 	}
 	w, vals, pos, err := splitArgs(args, own)
 	if errors.Is(err, flag.ErrHelp) {
@@ -101,13 +108,17 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 	a.where = w
 	a.create = cmd == "import"
 	what := map[string]string{"export": "DIR", "import": "DIR or FILE.jsonl"}[cmd]
-	a.from = vals["from"]
+	a.from, a.fromAzurite = vals["from"], vals["from-azurite"]
 	switch n := len(pos); {
-	case n == 0 && a.from != "":
+	case a.from != "" && a.fromAzurite != "":
+		return a, errors.New("--from or --from-azurite, not both")
+	case n == 0 && (a.from != "" || a.fromAzurite != ""):
 	case n > 0 && a.from != "":
 		return a, fmt.Errorf("--from or %s, not both: %q", what, pos[0])
+	case n > 0 && a.fromAzurite != "":
+		return a, fmt.Errorf("--from-azurite or %s, not both: %q", what, pos[0])
 	case n == 0 && cmd == "import":
-		return a, errors.New("say what to import: tableemu import DIR or FILE.jsonl, or tableemu import --from SOURCE")
+		return a, errors.New("say what to import: tableemu import DIR or FILE.jsonl, tableemu import --from SOURCE, or tableemu import --from-azurite DIR")
 	case n == 0:
 		return a, fmt.Errorf("say where: tableemu %s %s", cmd, what)
 	case n == 1:
@@ -196,11 +207,14 @@ func (a xferArgs) summary(sum transfer.Summary) string {
 	if a.cmd == "export" {
 		return fmt.Sprintf("%s: %d tables, %d entities exported to %s", a.account, sum.Tables, sum.Entities, a.path)
 	}
-	from := a.path
-	if a.from != "" {
+	from, into := a.path, a.account
+	switch {
+	case a.from != "":
 		from = "the endpoint of --from" // never the string itself: it may hold a key
+	case a.fromAzurite != "":
+		from, into = "Azurite's "+a.fromAzurite, "the accounts of the same names"
 	}
-	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, from, a.account, modeOrFail(a.mode))
+	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, from, into, modeOrFail(a.mode))
 }
 
 // modeOrFail is m, or the default mode when none was given.
@@ -252,7 +266,16 @@ func (a xferArgs) importOffline(srv *emulator.Server) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{a.summary(sum)}, nil
+	return append(skipped(src), a.summary(sum)), nil
+}
+
+// skipped says which tables of src were left out, and why (an Azurite
+// table whose name Azure does not allow): "<where>: not imported: <why>".
+func skipped(src transfer.Source) []string {
+	if az, ok := src.(*transfer.AzuriteSource); ok {
+		return slices.Clone(az.Skipped())
+	}
+	return nil
 }
 
 func (a xferArgs) importOnline(base string, c *http.Client) ([]string, error) {
@@ -265,7 +288,7 @@ func (a xferArgs) importOnline(base string, c *http.Client) ([]string, error) {
 	if err != nil {
 		return nil, connectOr(base, err)
 	}
-	return []string{a.summary(sum)}, nil
+	return append(skipped(src), a.summary(sum)), nil
 }
 
 // connectOr is err, or for a server that does not answer what to do
@@ -286,6 +309,10 @@ func openSource(a xferArgs) (transfer.Source, error) {
 		// Another Table endpoint: a connection string or a SAS URL
 		// (docs/transfer.md, "From another Table endpoint").
 		return transfer.OpenEndpoint(context.Background(), a.from, transfer.EndpointOptions{Progress: a.copying})
+	case a.fromAzurite != "":
+		// An Azurite data directory: every account's tables go to the
+		// account of the same name (docs/transfer.md, "From Azurite").
+		return transfer.OpenAzurite(a.fromAzurite)
 	default:
 		// A directory an export wrote (or of JSON Lines files), or one
 		// FILE.jsonl.

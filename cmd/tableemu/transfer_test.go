@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -292,7 +294,9 @@ func TestTransferCommandErrors(t *testing.T) {
 		says string
 	}{
 		{2, []string{"export"}, "say where: tableemu export DIR"},
-		{2, []string{"import", "--tablePort", port}, "say what to import: tableemu import DIR or FILE.jsonl, or tableemu import --from SOURCE"},
+		{2, []string{"import", "--tablePort", port}, "say what to import: tableemu import DIR or FILE.jsonl, tableemu import --from SOURCE, or tableemu import --from-azurite DIR"},
+		{2, []string{"import", "--from", "x", "--from-azurite", "y"}, "--from or --from-azurite, not both"},
+		{2, []string{"import", "--from-azurite", "y", "dir"}, `--from-azurite or DIR or FILE.jsonl, not both: "dir"`},
 		{2, []string{"import", "--from", "UseDevelopmentStorage=true", "dir"}, `--from or DIR or FILE.jsonl, not both: "dir"`},
 		{2, []string{"export", "a", "b"}, `one DIR, not "a" and "b"`},
 		{2, []string{"import", "--mode", "upsert", "x"}, "--mode upsert: the modes are fail"},
@@ -496,5 +500,103 @@ func TestTransferCommandFrom(t *testing.T) {
 	}
 	if got, want := dump(t, csB), dump(t, csA); got != want {
 		t.Errorf("the copy:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// azuriteTable is the azurite-table emulator/transfer's tests install
+// (emulator/transfer/internal/azuritetest, which a command's test may not
+// import): TABLEEMU_AZURITE, or Azurite 3.37.0 in the user's cache,
+// installed there with npm when missing. Without npm the test skips,
+// unless TABLEEMU_REQUIRE_AZURITE=1 (CI).
+func azuriteTable(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("TABLEEMU_AZURITE"); p != "" {
+		return p
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "tableemu-test", "azurite-3.37.0")
+	bin := filepath.Join(dir, "node_modules", ".bin", "azurite-table")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		if os.Getenv("TABLEEMU_REQUIRE_AZURITE") == "1" {
+			t.Fatal("Azurite is required (TABLEEMU_REQUIRE_AZURITE=1): npm is not installed")
+		}
+		t.Skip("no Azurite: npm is not installed (or set TABLEEMU_AZURITE to an azurite-table)")
+	}
+	os.MkdirAll(dir, 0o755)
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) // one install at a time, as azuritetest's
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	out, err := exec.Command(npm, "install", "--prefix", dir, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "azurite@3.37.0").CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm install azurite@3.37.0: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestTransferCommandFromAzurite: tableemu import --from-azurite reads the
+// directory a real Azurite wrote (filled through the SDK, stopped with
+// Ctrl-C) into a running tableemu: its tables, their entities with their
+// types, and the service properties.
+func TestTransferCommandFromAzurite(t *testing.T) {
+	bin := azuriteTable(t)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	azPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	az := exec.Command(bin, "--tableHost", "127.0.0.1", "--tablePort", azPort, "--location", dir, "--silent", "--skipApiVersionCheck", "--disableTelemetry")
+	if err := az.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { az.Wait(); close(ended) }()
+	t.Cleanup(func() { az.Process.Kill(); <-ended })
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+azPort); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Azurite did not listen within 60 s")
+		}
+	}
+	csAz := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
+		"TableEndpoint=http://127.0.0.1:" + azPort + "/devstoreaccount1;"
+	fill(t, csAz, 5)
+	az.Process.Signal(os.Interrupt) // Ctrl-C: Azurite saves its database
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Azurite did not end within 30 s of SIGINT")
+	}
+
+	p := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--silent")
+	port, cs := p.ready()
+	out, _ := cli2(t, "", 0, "import", "--from-azurite", dir, "--tablePort", port)
+	if want := "tableemu import: 2 tables, 6 entities imported from Azurite's " + dir + " into the accounts of the same names, mode fail (http://127.0.0.1:" + port + ")\n"; out != want {
+		t.Errorf("import --from-azurite printed %q, want %q", out, want)
+	}
+	got := dump(t, cs)
+	for _, s := range []string{"table Orders", "table People", `I64@odata.type="Edm.Int64"`, `DT="2024-02-29T12:34:56.1234567Z"`,
+		"policy readers", "cors http://app.example"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("the import lacks %q:\n%s", s, got)
+		}
 	}
 }
