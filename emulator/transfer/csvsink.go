@@ -1,0 +1,245 @@
+package transfer
+
+import (
+	"bufio"
+	"encoding/base64"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/tableemu/tableemu/odata/edm"
+)
+
+// NewCSVSink writes each table of an export to dir/<table>.csv in the CSV
+// Storage Explorer exports and imports (csv.go; docs/transfer.md, "Storage
+// Explorer's CSV"), creating dir if needed and replacing a file of that
+// name. The CSV has no place for service properties or a table's stored
+// access policies: they are left out.
+//
+// The header names every property of the table, which is known only
+// after the last entity; so that no table is held in memory, each
+// entity goes to a spool file beside the output as it comes, and the
+// table's file is written from the spool when the table ends. A table's
+// file appears whole or not at all (it is renamed into place).
+func NewCSVSink(dir string) (Sink, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &csvSink{dir: dir}, nil
+}
+
+type csvSink struct {
+	dir   string
+	table string
+	spool *os.File
+	w     *bufio.Writer
+	names map[string]struct{} // the table's property names
+	rec   []byte
+	err   error
+}
+
+// Properties ignores the account's service properties: the CSV has no
+// place for them.
+func (s *csvSink) Properties(account string, doc []byte) error { return nil }
+
+// Table ends the previous table and starts t; its policies are left out.
+func (s *csvSink) Table(t TableInfo) error {
+	if err := s.finish(); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.dir, "."+t.Name+".csv.spool.*")
+	if err != nil {
+		return s.fail(err)
+	}
+	s.table, s.spool, s.w = t.Name, f, bufio.NewWriterSize(f, 64<<10)
+	s.names = map[string]struct{}{}
+	return nil
+}
+
+// Entity spools e as one record: its keys, Timestamp, then each
+// property's name, type and value text.
+func (s *csvSink) Entity(e *edm.Entity) error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.spool == nil {
+		return s.fail(errors.New("transfer: CSV sink: an entity before any table"))
+	}
+	b := appendCSVField(s.rec[:0], e.PartitionKey, ',')
+	b = append(b, ',')
+	b = appendCSVField(b, e.RowKey, ',')
+	b = append(b, ',')
+	if e.Timestamp != 0 {
+		b = edm.AppendTimestamp(b, e.Timestamp)
+	}
+	for i := range e.Properties {
+		p := &e.Properties[i]
+		if _, ok := s.names[p.Name]; !ok {
+			s.names[p.Name] = struct{}{}
+		}
+		b = append(b, ',')
+		b = appendCSVField(b, p.Name, ',')
+		b = append(b, ',')
+		b = append(b, csvTypeName(p.Value.T)...)
+		b = append(b, ',')
+		b = appendCSVField(b, csvCell(p.Value), ',')
+	}
+	b = append(b, '\r', '\n')
+	s.rec = b
+	if _, err := s.w.Write(b); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// Close ends the last table.
+func (s *csvSink) Close() error {
+	if err := s.finish(); err != nil {
+		return err
+	}
+	return s.err
+}
+
+func (s *csvSink) fail(err error) error {
+	if s.err == nil {
+		s.err = err
+	}
+	return s.err
+}
+
+// finish writes the current table's file from its spool: the header
+// (PartitionKey, RowKey, Timestamp, then each property's value and type
+// columns, by name), then one record per spooled entity.
+func (s *csvSink) finish() error {
+	if s.spool == nil {
+		return s.err
+	}
+	spool := s.spool
+	s.spool = nil
+	defer os.Remove(spool.Name())
+	defer spool.Close()
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.w.Flush(); err != nil {
+		return s.fail(err)
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return s.fail(err)
+	}
+	names := make([]string, 0, len(s.names))
+	for n := range s.names {
+		names = append(names, n)
+	}
+	sort.Strings(names) // inferred order: see docs/transfer.md
+	col := make(map[string]int, len(names))
+	header := []string{"PartitionKey", "RowKey", "Timestamp"}
+	for _, n := range names {
+		col[n] = len(header)
+		header = append(header, n, n+csvTypeSuffix)
+	}
+
+	out, err := os.CreateTemp(s.dir, "."+s.table+".csv.*")
+	if err != nil {
+		return s.fail(err)
+	}
+	defer os.Remove(out.Name()) // after the rename, there is nothing to remove
+	defer out.Close()
+	w := bufio.NewWriterSize(out, 64<<10)
+	b := appendCSVRecord(s.rec[:0], header, ',')
+	r := &csvReader{r: bufio.NewReaderSize(spool, 64<<10), delim: ','}
+	cells := make([]string, len(header))
+	for {
+		if _, err := w.Write(b); err != nil {
+			return s.fail(err)
+		}
+		rec, _, err := r.read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return s.fail(err)
+		}
+		clear(cells)
+		copy(cells, rec[:3])
+		for i := 3; i+2 < len(rec); i += 3 {
+			c := col[rec[i]]
+			cells[c], cells[c+1] = rec[i+2], rec[i+1]
+		}
+		b = appendCSVRecord(b[:0], cells, ',')
+	}
+	s.rec = b
+	if err := w.Flush(); err != nil {
+		return s.fail(err)
+	}
+	if err := out.Close(); err != nil {
+		return s.fail(err)
+	}
+	if err := os.Rename(out.Name(), filepath.Join(s.dir, s.table+".csv")); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// csvTypeName is the type column's text: the EDM name without "Edm.", as
+// Storage Explorer 1.40 writes it (microsoft/AzureStorageExplorer#8772).
+func csvTypeName(t edm.Type) string { return t.Name()[len("Edm."):] }
+
+// csvCell is a value's text: the wire's text for each type (Int64 in
+// decimal, Double as the service prints it, NaN and ±Infinity included,
+// DateTime in ISO 8601 UTC with up to seven fractional digits, Guid in
+// lower case, Binary in base64, Boolean as true or false).
+func csvCell(v edm.Value) string {
+	switch v.T {
+	case edm.String, edm.Guid:
+		return v.S
+	case edm.Int32, edm.Int64:
+		return strconv.FormatInt(v.N, 10)
+	case edm.Double:
+		return edm.FormatDouble(v.F)
+	case edm.Boolean:
+		return strconv.FormatBool(v.Bool())
+	case edm.DateTime:
+		return edm.FormatDateTime(v.N)
+	case edm.Binary:
+		return base64.StdEncoding.EncodeToString(v.B)
+	}
+	return ""
+}
+
+// appendCSVRecord appends fields as one record ending in CRLF (RFC 4180).
+func appendCSVRecord(b []byte, fields []string, delim byte) []byte {
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, delim)
+		}
+		b = appendCSVField(b, f, delim)
+	}
+	return append(b, '\r', '\n')
+}
+
+// appendCSVField appends s, in double quotes when it holds the delimiter,
+// a quote, a line break (Storage Explorer quotes those since
+// microsoft/AzureStorageExplorer#6625), or begins or ends with a space or
+// tab (which some readers trim), its quotes doubled.
+func appendCSVField(b []byte, s string, delim byte) []byte {
+	quote := len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t')
+	for i := 0; i < len(s) && !quote; i++ {
+		c := s[i]
+		quote = c == delim || c == '"' || c == '\r' || c == '\n'
+	}
+	if !quote {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
