@@ -421,3 +421,38 @@ func TestCSVErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCSVDocSample reads the sample docs/transfer.md shows.
+func TestCSVDocSample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/transfer.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```csv\n")
+	sample, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/transfer.md has no ```csv block")
+	}
+	path := filepath.Join(t.TempDir(), "orders.csv")
+	if err := os.WriteFile(path, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tables, err := readCSV(t, path, CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tables["orders"]
+	if len(got) != 3 {
+		t.Fatalf("%d entities, want 3", len(got))
+	}
+	seen, _ := edm.ParseDateTime("2025-09-22T09:45:35.2743359Z")
+	p := func(name string, v edm.Value) edm.Property { return edm.Property{Name: name, Value: v} }
+	want := []edm.Entity{
+		{PartitionKey: "orders", RowKey: "1", Properties: []edm.Property{p("Count", edm.NewInt32(12)), p("Name", edm.NewString("Smith, Jane")), p("Seen", edm.NewDateTime(seen))}},
+		{PartitionKey: "orders", RowKey: "2", Properties: []edm.Property{p("Name", edm.NewString(""))}},
+		{PartitionKey: "orders", RowKey: "3", Properties: []edm.Property{p("Count", edm.NewInt32(-7)), p("Name", edm.NewString("two\nlines"))}},
+	}
+	for i := range want {
+		sameEntity(t, got[i].Where, got[i].Entity, &want[i])
+	}
+}
