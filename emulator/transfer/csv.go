@@ -512,6 +512,7 @@ func (c *csvReader) read() ([]string, int, error) {
 		} else {
 			for err == nil && b != c.delim && b != '\n' && b != '\r' {
 				c.field = append(c.field, b)
+				c.plain(c.delim)
 				b, err = c.r.ReadByte()
 			}
 		}
@@ -534,6 +535,7 @@ func (c *csvReader) read() ([]string, int, error) {
 // its closing quote.
 func (c *csvReader) quoted() error {
 	for {
+		c.plain('"')
 		b, err := c.r.ReadByte()
 		switch {
 		case err == io.EOF:
@@ -554,6 +556,18 @@ func (c *csvReader) quoted() error {
 		}
 		c.field = append(c.field, b)
 	}
+}
+
+// plain moves the buffered bytes up to the next stop, CR or LF into the
+// field at once: reading them one by one took a third of an import's time.
+func (c *csvReader) plain(stop byte) {
+	buf, _ := c.r.Peek(c.r.Buffered())
+	i := 0
+	for i < len(buf) && buf[i] != stop && buf[i] != '\r' && buf[i] != '\n' {
+		i++
+	}
+	c.field = append(c.field, buf[:i]...)
+	c.r.Discard(i)
 }
 
 // newline counts the line break that starts with b, taking the LF of a CRLF.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tableemu/tableemu/odata/edm"
 )
@@ -226,20 +227,20 @@ func appendCSVRecord(b []byte, fields []string, delim byte) []byte {
 // microsoft/AzureStorageExplorer#6625), or begins or ends with a space or
 // tab (which some readers trim), its quotes doubled.
 func appendCSVField(b []byte, s string, delim byte) []byte {
-	quote := len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t')
-	for i := 0; i < len(s) && !quote; i++ {
-		c := s[i]
-		quote = c == delim || c == '"' || c == '\r' || c == '\n'
-	}
+	quote := len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t') ||
+		strings.IndexAny(s, "\"\r\n") >= 0 || strings.IndexByte(s, delim) >= 0
 	if !quote {
 		return append(b, s...)
 	}
 	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			b = append(b, '"')
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			b = append(b, s...)
+			return append(b, '"')
 		}
-		b = append(b, s[i])
+		b = append(b, s[:i+1]...)
+		b = append(b, '"')
+		s = s[i+1:]
 	}
-	return append(b, '"')
 }
