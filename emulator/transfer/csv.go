@@ -3,7 +3,7 @@ package transfer
 // Azure Storage Explorer's CSV (docs/transfer.md, "Storage Explorer's
 // CSV"): the file Storage Explorer writes when it exports a table's
 // entities, read as a Source (OpenCSV) and written by a Sink (NewCSVSink,
-// csvsink.go). The rules, with the public sources each one rests on and
+// csvsink.go, with the RFC 4180 reader and writer both use). The rules, with the public sources each one rests on and
 // the ones inferred, are in that section of docs/transfer.md; the comments
 // here name them briefly.
 //
@@ -81,6 +81,9 @@ func OpenCSVWith(path string, o CSVOptions) (Source, error) {
 			}
 		}
 		sort.Strings(files)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("transfer: %s holds no .csv file", path)
+		}
 	}
 	src := &csvSource{}
 	seen := map[string]string{}
@@ -469,113 +472,4 @@ func (t *csvTable) at(err error, line int) error {
 	}
 	c.Detail = where
 	return &c
-}
-
-// csvReader reads RFC 4180 records (https://www.rfc-editor.org/rfc/rfc4180):
-// fields separated by delim, records by CRLF, LF or a lone CR, a field in
-// double quotes holding delimiters, line breaks and doubled quotes. A
-// quoted field's bytes are kept exactly: encoding/csv turns a quoted
-// "\r\n" into "\n", which would change a stored string. A quote inside an
-// unquoted field is kept as a character (files edited by hand have them).
-// Empty lines are skipped.
-type csvReader struct {
-	r     *bufio.Reader
-	delim byte
-	line  int // the line the next byte is on
-	field []byte
-}
-
-// read returns the next record and the line it starts on; io.EOF after
-// the last. The fields are new strings.
-func (c *csvReader) read() ([]string, int, error) {
-	var rec []string
-	start := c.line
-	for {
-		b, err := c.r.ReadByte()
-		if err == io.EOF && rec == nil && len(c.field) == 0 {
-			return nil, start, io.EOF
-		}
-		if rec == nil && len(c.field) == 0 && (b == '\n' || b == '\r') && err == nil {
-			c.newline(b) // an empty line
-			start = c.line
-			continue
-		}
-		if err == nil && b == '"' && len(c.field) == 0 {
-			if err := c.quoted(); err != nil {
-				return nil, start, err
-			}
-			b, err = c.r.ReadByte()
-			if err == nil && b != c.delim && b != '\n' && b != '\r' {
-				return nil, start, tableemu.New(tableemu.InvalidInput).WithHint(
-					"a quoted field is followed by %q, not by the delimiter or the end of the line; a quote inside a quoted field is written twice (\"\").", b)
-			}
-		} else {
-			for err == nil && b != c.delim && b != '\n' && b != '\r' {
-				c.field = append(c.field, b)
-				c.plain(c.delim)
-				b, err = c.r.ReadByte()
-			}
-		}
-		if err != nil && err != io.EOF {
-			return nil, start, err
-		}
-		rec = append(rec, string(c.field))
-		c.field = c.field[:0]
-		if err == io.EOF {
-			return rec, start, nil
-		}
-		if b != c.delim {
-			c.newline(b)
-			return rec, start, nil
-		}
-	}
-}
-
-// quoted reads a quoted field after its opening quote, up to and with
-// its closing quote.
-func (c *csvReader) quoted() error {
-	for {
-		c.plain('"')
-		b, err := c.r.ReadByte()
-		switch {
-		case err == io.EOF:
-			return tableemu.New(tableemu.InvalidInput).WithHint("a quoted field of this record is never closed: a quote is missing.")
-		case err != nil:
-			return err
-		case b == '"':
-			if next, err := c.r.Peek(1); err != nil || next[0] != '"' {
-				return nil
-			}
-			c.r.ReadByte()
-		case b == '\n':
-			c.line++
-		case b == '\r':
-			if next, err := c.r.Peek(1); err != nil || next[0] != '\n' {
-				c.line++ // a lone CR ends a line; CRLF is counted at its LF
-			}
-		}
-		c.field = append(c.field, b)
-	}
-}
-
-// plain moves the buffered bytes up to the next stop, CR or LF into the
-// field at once: reading them one by one took a third of an import's time.
-func (c *csvReader) plain(stop byte) {
-	buf, _ := c.r.Peek(c.r.Buffered())
-	i := 0
-	for i < len(buf) && buf[i] != stop && buf[i] != '\r' && buf[i] != '\n' {
-		i++
-	}
-	c.field = append(c.field, buf[:i]...)
-	c.r.Discard(i)
-}
-
-// newline counts the line break that starts with b, taking the LF of a CRLF.
-func (c *csvReader) newline(b byte) {
-	if b == '\r' {
-		if next, err := c.r.Peek(1); err == nil && next[0] == '\n' {
-			c.r.ReadByte()
-		}
-	}
-	c.line++
 }

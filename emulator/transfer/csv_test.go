@@ -404,6 +404,8 @@ func TestCSVErrors(t *testing.T) {
 		{"typed key", "PartitionKey,PartitionKey@type,RowKey\r\np,String,r1\r\n1,Int32,r2\r\n", tableemu.InvalidInput, 3},
 		{"string too long", head + "p,r,," + strings.Repeat("x", 32*1024+1) + ",String\r\n", tableemu.PropertyValueTooLarge, 2},
 		{"Timestamp kept", head + "p,r,soon,,\r\n", tableemu.InvalidInput, 2},
+		{"unclosed quote, long", head + "p,r,,\"" + strings.Repeat("x\n", 4<<20) + "\r\n", tableemu.EntityTooLarge, 2},
+		{"no line break, long", head + "p,r,," + strings.Repeat("x", 9<<20), tableemu.EntityTooLarge, 2},
 		{"no RowKey", "PartitionKey,N\r\np,1\r\n", tableemu.PropertiesNeedValue, 1},
 		{"duplicate column", "PartitionKey,RowKey,N,N\r\n", tableemu.DuplicatePropertiesSpecified, 1},
 		{"type column alone", "PartitionKey,RowKey,M@type\r\n", tableemu.InvalidInput, 1},
