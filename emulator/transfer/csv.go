@@ -2,10 +2,11 @@ package transfer
 
 // Azure Storage Explorer's CSV (docs/transfer.md, "Storage Explorer's
 // CSV"): the file Storage Explorer writes when it exports a table's
-// entities, read as a Source (OpenCSV) and written by a Sink (NewCSVSink,
-// csvsink.go, with the RFC 4180 reader and writer both use). The rules, with the public sources each one rests on and
-// the ones inferred, are in that section of docs/transfer.md; the comments
-// here name them briefly.
+// entities, read as a Source (OpenCSV) and written by a Sink (NewCSVSink
+// in csvsink.go, beside the RFC 4180 reader and writer both use). The
+// rules, with the public sources each one rests on and the ones
+// inferred, are in that section of docs/transfer.md; the comments here
+// name them briefly.
 //
 //	PartitionKey,RowKey,Timestamp,Count,Count@type,Name,Name@type
 //	p1,r1,2025-09-22T09:45:35.2743359Z,12,Int32,"a, b",String
