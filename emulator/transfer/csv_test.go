@@ -344,7 +344,7 @@ func TestCSVTableNames(t *testing.T) {
 	}
 	for _, name := range []string{"my-export (1).csv", "ab.csv", "1abc.csv"} {
 		_, err := readCSV(t, write(name, header), CSVOptions{})
-		wantCode(t, err, tableemu.InvalidResourceName, name)
+		wantCSVError(t, err, tableemu.InvalidResourceName, name)
 	}
 	if _, err := OpenCSVWith(dir, CSVOptions{Table: "x"}); err == nil {
 		t.Error("a table name was accepted for a directory")
@@ -353,11 +353,11 @@ func TestCSVTableNames(t *testing.T) {
 	os.WriteFile(filepath.Join(dup, "abc.csv"), []byte(header), 0o644)
 	os.WriteFile(filepath.Join(dup, "ABC.typed.csv"), []byte(header), 0o644)
 	_, err := readCSV(t, dup, CSVOptions{})
-	wantCode(t, err, tableemu.InvalidInput, "ABC.typed.csv and abc.csv")
+	wantCSVError(t, err, tableemu.InvalidInput, "ABC.typed.csv and abc.csv")
 }
 
-// wantCode checks err is the service's code with a hint naming where.
-func wantCode(t *testing.T, err error, code tableemu.Code, where string) {
+// wantCSVError checks err is the service's code with a hint naming where.
+func wantCSVError(t *testing.T, err error, code tableemu.Code, where string) {
 	t.Helper()
 	var e *tableemu.Error
 	if !errors.As(err, &e) {
@@ -419,7 +419,7 @@ func TestCSVErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := readCSV(t, path, CSVOptions{KeepTimestamp: true})
-			wantCode(t, err, tt.code, "bad.csv:"+strconv.Itoa(tt.line)+":")
+			wantCSVError(t, err, tt.code, "bad.csv:"+strconv.Itoa(tt.line)+":")
 		})
 	}
 }
