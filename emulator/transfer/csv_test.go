@@ -82,9 +82,9 @@ func sameEntity(t *testing.T, where string, got, want *edm.Entity) {
 	}
 }
 
-// everyType is a table holding every EDM type at its edges, empty strings
+// csvEveryType is a table holding every EDM type at its edges, empty strings
 // beside absent properties, and strings and keys the CSV must quote.
-func everyType(t *testing.T) []*edm.Entity {
+func csvEveryType(t *testing.T) []*edm.Entity {
 	guid, err := edm.NewGuid("C2F3B4A5-0000-4000-8000-00000000ABCD")
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func everyType(t *testing.T) []*edm.Entity {
 
 func TestCSVRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	want := everyType(t)
+	want := csvEveryType(t)
 	sink, err := NewCSVSink(dir)
 	if err != nil {
 		t.Fatal(err)
