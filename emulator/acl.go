@@ -6,22 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/wire"
 )
 
 // Table ACLs: stored access policies (docs/protocol.md 3.4). Only the account
 // key reaches these handlers: a SAS cannot authorize them (auth.Grant.Allow)
 // and neither can a bearer token (oauth.go).
-
-// maxSignedIdentifiers and maxIdentifierLength are the service's limits
-// (docs/protocol.md 3.4, 10).
-const (
-	maxSignedIdentifiers = 5
-	maxIdentifierLength  = 64
-)
 
 // aclTimeFormat is how Get Table ACL writes times: UTC with seven
 // fractional digits, "2021-07-08T09:10:09.0000000Z" (docs/protocol.md 3.4).
@@ -103,7 +96,9 @@ func (s *Server) setTableACL(c *call) error {
 
 // parseSignedIdentifiers reads and validates a Set Table ACL body. Every
 // violation is 400 InvalidXmlDocument (docs/protocol.md 0.1, 3.4; the service's
-// code for a bad permission letter is unconfirmed, docs/protocol.md 12):
+// code for a bad permission letter is unconfirmed, docs/protocol.md 12;
+// the rules on counts, Ids and permissions are package wire's, which
+// imports share):
 //   - more than five identifiers;
 //   - an identifier without Id, or with an empty one or one longer than 64
 //     characters;
@@ -118,18 +113,19 @@ func parseSignedIdentifiers(body []byte) ([]store.SignedIdentifier, error) {
 	if err := decodeXML(body, &doc); err != nil {
 		return nil, err
 	}
-	if len(doc.Items) > maxSignedIdentifiers {
-		return nil, invalidXML("%d signed identifiers; at most %d are allowed", len(doc.Items), maxSignedIdentifiers)
+	if len(doc.Items) > wire.MaxSignedIdentifiers {
+		return nil, invalidXML("%d signed identifiers; at most %d are allowed", len(doc.Items), wire.MaxSignedIdentifiers)
 	}
 	out := make([]store.SignedIdentifier, 0, len(doc.Items))
 	for i, item := range doc.Items {
-		if item.ID == nil || strings.TrimSpace(*item.ID) == "" {
-			return nil, invalidXML("SignedIdentifier %d has no Id", i)
+		id := ""
+		if item.ID != nil {
+			id = *item.ID
 		}
-		if utf8.RuneCountInString(*item.ID) > maxIdentifierLength {
-			return nil, invalidXML("SignedIdentifier Id is longer than %d characters", maxIdentifierLength)
+		if err := wire.ValidateIdentifier(i, id); err != nil {
+			return nil, err
 		}
-		si := store.SignedIdentifier{ID: *item.ID}
+		si := store.SignedIdentifier{ID: id}
 		if p := item.Policy; p != nil {
 			var err error
 			if si.Start, err = parseACLTime("Start", p.Start); err != nil {
@@ -138,7 +134,7 @@ func parseSignedIdentifiers(body []byte) ([]store.SignedIdentifier, error) {
 			if si.Expiry, err = parseACLTime("Expiry", p.Expiry); err != nil {
 				return nil, err
 			}
-			if si.Permission, err = parseACLPermission(p.Permission); err != nil {
+			if si.Permission, err = wire.ValidatePermission(p.Permission); err != nil {
 				return nil, err
 			}
 		}
@@ -157,18 +153,6 @@ func parseACLTime(field, v string) (time.Time, error) {
 		return time.Time{}, invalidXML("%s %q is not an ISO 8601 UTC time", field, v)
 	}
 	return t, nil
-}
-
-// parseACLPermission accepts the table permission letters in any order
-// (the SDKs order them, the service does not require it), each once.
-func parseACLPermission(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	for i := 0; i < len(v); i++ {
-		if strings.IndexByte("raud", v[i]) < 0 || strings.IndexByte(v[:i], v[i]) >= 0 {
-			return "", invalidXML("Permission %q: letters are r, a, u and d, each at most once", v)
-		}
-	}
-	return v, nil
 }
 
 func formatACLTime(t time.Time) string {

@@ -145,13 +145,6 @@ func (s *Server) accountList() string {
 	return strings.Join(names, ", ")
 }
 
-// tableNameHint states the service's naming rule (docs/protocol.md 1.4)
-// after a Create Table refusal.
-func tableNameHint(e *tableemu.Error, name string) *tableemu.Error {
-	return e.WithHint("%s is not a valid table name: names are 3 to 63 letters or digits, starting with a letter (^[A-Za-z][A-Za-z0-9]{2,62}$), and \"tables\" is reserved.",
-		quoteHint(name))
-}
-
 // quoteHint quotes user input for a hint, cut short if long.
 func quoteHint(s string) string {
 	return "\"" + clipText(s) + "\""

@@ -47,19 +47,8 @@ type baseURL struct {
 }
 
 // validateTableName applies the service's naming rules and its exact codes
-// (docs/protocol.md 1.4): wrong length is OutOfRangeInput, other bad names
-// InvalidResourceName ("specifed" is the service's spelling), and the
-// reserved name "tables" InvalidInput.
-// Each refusal ends with tableemu's statement of the rule (tableNameHint).
-func validateTableName(name string) error {
-	if err := tableNameError(name, tableemu.New(tableemu.InvalidResourceName)); err != nil {
-		return err
-	}
-	if strings.EqualFold(name, "tables") {
-		return tableNameHint(tableemu.New(tableemu.InvalidInput), name)
-	}
-	return nil
-}
+// (wire.ValidateTableName, docs/protocol.md 1.4).
+func validateTableName(name string) error { return wire.ValidateTableName(name) }
 
 // entityTableNameError refuses a table name that breaks the naming rules
 // in an entity operation (insert, upsert, delete, query, ACLs, $batch):
@@ -67,23 +56,7 @@ func validateTableName(name string) error {
 // correctly, as the service sends it there (docs/protocol.md 0.1). The
 // Python SDK turns exactly these into its table-name ValueError.
 func entityTableNameError(name string) *tableemu.Error {
-	return tableNameError(name, tableemu.Newf(tableemu.InvalidResourceName, "The specified resource name contains invalid characters."))
-}
-
-// tableNameError is 400 OutOfRangeInput for a length outside 3–63, badChars
-// for any other break of ^[A-Za-z][A-Za-z0-9]{2,62}$, nil for a good name.
-func tableNameError(name string, badChars *tableemu.Error) *tableemu.Error {
-	if len(name) < 3 || len(name) > 63 {
-		return tableNameHint(tableemu.Newf(tableemu.OutOfRangeInput, "The specified resource name length is not within the permissible limits."), name)
-	}
-	for i := 0; i < len(name); i++ {
-		ch := name[i]
-		letter := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z'
-		if !letter && (i == 0 || ch < '0' || ch > '9') {
-			return tableNameHint(badChars, name)
-		}
-	}
-	return nil
+	return wire.TableNameError(name, tableemu.Newf(tableemu.InvalidResourceName, "The specified resource name contains invalid characters."))
 }
 
 // createTable: POST /Tables {"TableName":"name"} (docs/protocol.md 3.2).

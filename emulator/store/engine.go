@@ -62,13 +62,22 @@ type EngineTx interface {
 	// into the engine's buffers and are valid only during the call.
 	ReadEntity(t Table, pk, rk string, fn func(e *edm.Entity) error) error
 	// InsertEntity stores a new entity and sets its Timestamp;
-	// ErrEntityExists if the keys are taken.
+	// ErrEntityExists if the keys are taken. The writes (InsertEntity,
+	// PutEntity, LoadEntity) may keep e's key strings after they return
+	// (the SQLite engine's filter cache holds them until the commit and
+	// then in memory): the caller must not change the memory they are in.
 	InsertEntity(t Table, e *edm.Entity) error
 	// PutEntity writes e whether or not it exists, replacing every
 	// property, and sets its Timestamp later than prev (the Timestamp of
 	// the version it replaces, 0 if none), so that every version of an
 	// entity has its own ETag.
 	PutEntity(t Table, e *edm.Entity, prev int64) error
+	// LoadEntity writes e whether or not it exists, replacing every
+	// property, with e.Timestamp as given rather than stamped: an import
+	// that keeps its source's Timestamps (docs/transfer.md). A later
+	// write of the entity passes it as prev, so its next version is
+	// still stamped later than the loaded one.
+	LoadEntity(t Table, e *edm.Entity) error
 	// ShareTimestamp makes the entities this transaction writes from now
 	// on take one Timestamp, that of the first: the service gives the
 	// writes of one change set one time, where each single request gets

@@ -1,14 +1,17 @@
 // Package transfer is tableemu's data in and out (docs/transfer.md):
 // import an account's tables from files or another endpoint and export
 // them to files, from Go (this file) and over HTTP under
-// /_tableemu/accounts/ (http.go). BASE BRANCH: the signatures below are
-// the interface the formats and the command line are written against;
-// their bodies come with the JSON Lines room.
+// /_tableemu/accounts/ (http.go). Import (import.go) writes each table
+// of a Source in one store transaction, all of it or none; Export
+// (export.go) reads each table in one consistent read and hands its
+// entities to a Sink as it scans them. The formats are Sources and Sinks,
+// one file each: JSON Lines (jsonl.go), Storage Explorer's CSV (csv.go),
+// Azurite's data directory (azurite.go), another Table endpoint
+// (endpoint.go).
 package transfer
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -61,7 +64,7 @@ const (
 // Options choose what an import or export touches and how.
 type Options struct {
 	// Account is where a source account with no name goes, and what an
-	// export reads.
+	// export reads ("": Config.DevAccount).
 	Account string
 	// Tables limits the work to these tables (any case); nil: all.
 	Tables []string
@@ -82,21 +85,4 @@ type Progress struct {
 // Summary says what an import or export did.
 type Summary struct {
 	Tables, Entities int
-}
-
-var errNotBuilt = errors.New("transfer: not built yet (base branch)")
-
-// Import writes the source's tables into the store: each table in one
-// transaction, all of it or none (an error names the entity's Where and
-// why). A source account with a name goes to the account of that name,
-// one without to o.Account.
-func (t *Transfer) Import(ctx context.Context, src Source, o Options) (Summary, error) {
-	return Summary{}, errNotBuilt
-}
-
-// Export writes o.Account's tables to sink, each table from one
-// consistent read, its entities streamed page by page (never a whole
-// table in memory).
-func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (Summary, error) {
-	return Summary{}, errNotBuilt
 }

@@ -30,6 +30,12 @@ type Decoded struct {
 	// type; "" when no key is so annotated.
 	TypedKey string
 	KeyType  edm.Type
+	// Timestamp is the text of a Timestamp member sent as a string, which
+	// the service ignores and an import that keeps its source's
+	// Timestamps reads (emulator/transfer); HasTimestamp says the body
+	// had a Timestamp that is not null, a string or not.
+	Timestamp    string
+	HasTimestamp bool
 }
 
 // RequireKeys is the insert rule: both keys must be in the body, else 400
@@ -140,6 +146,10 @@ func decodeEntity(body []byte, shared bool) (*Decoded, error) {
 		t, typed := types[m.name]
 		switch m.name {
 		case "Timestamp":
+			d.HasTimestamp = m.kind != kNull
+			if m.kind == kString {
+				d.Timestamp = m.text
+			}
 			continue
 		case "PartitionKey", "RowKey":
 			if m.kind == kNull {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/base64"
+	"math"
 	"strconv"
 
 	"github.com/tableemu/tableemu/odata/edm"
@@ -58,6 +59,12 @@ type Options struct {
 	// service echoes the $select it was sent, escaped again
 	// (docs/protocol.md 3.9).
 	SelectEcho string
+	// Lines asks for the form of a JSON Lines export (docs/transfer.md):
+	// minimal metadata's annotations without odata.etag (a file holds
+	// data, not versions), and Edm.Double annotated on a Double with a
+	// whole value too, which JSON tools are free to write back as an
+	// integer (2.0 as 2) that a reader would take for an Int32.
+	Lines bool
 }
 
 var defaultOptions Options
@@ -151,8 +158,10 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 		w.key("odata.editLink")
 		w.b = edm.AppendJSONString(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
 	case MinimalMetadata:
-		w.key("odata.etag")
-		w.b = appendETagJSON(w.b, ts)
+		if !o.Lines {
+			w.key("odata.etag")
+			w.b = appendETagJSON(w.b, ts)
+		}
 	}
 
 	sel := selection(o.Select)
@@ -161,6 +170,11 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 		w.system(e, ts, o.Level, "RowKey")
 		w.system(e, ts, o.Level, "Timestamp")
 		for i := range e.Properties {
+			if o.Lines && e.Properties[i].Value.T == edm.Double && !edm.IsSpecialDouble(e.Properties[i].Value.F) &&
+				e.Properties[i].Value.F == math.Trunc(e.Properties[i].Value.F) {
+				w.annotationKey(e.Properties[i].Name)
+				w.b = append(w.b, `"Edm.Double"`...)
+			}
 			w.property(e.Properties[i].Name, e.Properties[i].Value, e.Properties[i].Plain, o.Level)
 		}
 		w.b = append(w.b, '}')

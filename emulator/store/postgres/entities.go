@@ -99,7 +99,9 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 			// This transaction wrote the key: it exists.
 			return store.ErrEntityExists
 		}
-		tx.pending = append(tx.pending, w)
+		if err := tx.owe(w); err != nil {
+			return err
+		}
 		e.Timestamp = ts
 		return nil
 	}
@@ -121,15 +123,24 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 // version has its own ETag even when another process with a clock behind
 // this one wrote prev.
 func (tx *Tx) PutEntity(t store.Table, e *edm.Entity, prev int64) error {
-	ts := tx.stamp(prev)
+	return tx.put(t, e, tx.stamp(prev))
+}
+
+// LoadEntity writes e whether or not it exists with e.Timestamp as given
+// (an import keeping its source's).
+func (tx *Tx) LoadEntity(t store.Table, e *edm.Entity) error {
+	return tx.put(t, e, e.Timestamp)
+}
+
+func (tx *Tx) put(t store.Table, e *edm.Entity, ts int64) error {
 	if !tx.eager {
 		w := pendingWrite{upsert: true, tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
 		if i := tx.pendingAt(w); i >= 0 {
 			// The last version is the one written, by the insert or
 			// upsert already owed.
 			tx.pending[i].ts, tx.pending[i].props = w.ts, w.props
-		} else {
-			tx.pending = append(tx.pending, w)
+		} else if err := tx.owe(w); err != nil {
+			return err
 		}
 		e.Timestamp = ts
 		return nil

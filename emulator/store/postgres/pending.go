@@ -104,6 +104,24 @@ func (tx *Tx) pendingAt(w pendingWrite) int {
 	return -1
 }
 
+// maxPending bounds the writes a transaction owes: the one that would be
+// owed past it sends them all at once (tx.flush). A $batch never comes
+// near it; an import writes a whole table in one transaction
+// (emulator/transfer), where pendingAt's search and the owed rows' memory
+// would grow with the table.
+const maxPending = 1000
+
+// owe defers w, sending what is owed when that reaches maxPending. A
+// deferred write that fails makes the closure run again eagerly, as at
+// COMMIT (errRedo).
+func (tx *Tx) owe(w pendingWrite) error {
+	tx.pending = append(tx.pending, w)
+	if len(tx.pending) < maxPending {
+		return nil
+	}
+	return tx.flush()
+}
+
 // owes says whether a statement must go in a batch with what is owed.
 func (tx *Tx) owes() bool {
 	return !tx.begun || tx.check != nil || len(tx.pending) > 0

@@ -133,7 +133,16 @@ func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 // and sets its Timestamp later than prev, the Timestamp of the version it
 // replaces (0 if none), so that each version of an entity has its own ETag.
 func (tx *Tx) PutEntity(t Table, e *edm.Entity, prev int64) error {
-	ts := tx.stamp(prev)
+	return tx.put(t, e, tx.stamp(prev))
+}
+
+// LoadEntity writes e whether or not it exists with e.Timestamp as given
+// (an import keeping its source's).
+func (tx *Tx) LoadEntity(t Table, e *edm.Entity) error {
+	return tx.put(t, e, e.Timestamp)
+}
+
+func (tx *Tx) put(t Table, e *edm.Entity, ts int64) error {
 	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)

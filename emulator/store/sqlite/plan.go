@@ -160,6 +160,22 @@ type indexUse struct {
 	args []any
 }
 
+// indexVisible says whether the automatic index k is in this
+// transaction's snapshot. The store lists an index once its builder has
+// committed it (autoIndexes.have), but a reader whose snapshot began
+// before that commit has the schema of before, and a plan naming the
+// index fails there ("no such index", 500 InternalError under load:
+// TestIndexBuiltAfterReaderBegan). The schema table is small and in
+// memory; the look costs a few microseconds on the indexed path only.
+func (tx *Tx) indexVisible(k indexKey) (bool, error) {
+	var one int
+	err := tx.queryRow("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", k.name()).Scan(&one)
+	if err == errNoRows {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // chooseIndex picks an automatic index for the page, if one serves: an
 // eq comparison first (its matches come out of the index already in key
 // order), else a gt or ge comparison that selects few enough entities for
@@ -168,6 +184,11 @@ func (tx *Tx) chooseIndex(t Table, p plannedQuery) (indexUse, bool, error) {
 	var ranges []indexUse
 	for _, c := range p.indexable {
 		if !tx.s.autoIdx.has(c.key) {
+			continue
+		}
+		if ok, err := tx.indexVisible(c.key); err != nil {
+			return indexUse{}, false, err
+		} else if !ok {
 			continue
 		}
 		u := indexUse{key: c.key}

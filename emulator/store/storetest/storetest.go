@@ -50,6 +50,7 @@ func Run(t *testing.T, open Open) {
 		{"NoLostUpdates", testNoLostUpdates},
 		{"BatchAtomic", testBatchAtomic},
 		{"SharedTimestamp", testSharedTimestamp},
+		{"LoadEntity", testLoadEntity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
