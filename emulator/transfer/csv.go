@@ -122,23 +122,17 @@ func (s *csvSource) Close() error { return nil }
 // csvTableName is the table a file holds: its base name without ".csv" and
 // ".typed" (Storage Explorer's default name was "<table>.typed.csv" until
 // 1.22: microsoft/AzureStorageExplorer#2104). A name the service would
-// refuse is refused here, where the file can still be named; the importer
-// checks the rest of the service's rules.
+// refuse is refused here, with its code, where the file can be named.
 func csvTableName(path string) (string, error) {
 	base := filepath.Base(path)
 	name := strings.TrimSuffix(base, filepath.Ext(base))
 	if ext := filepath.Ext(name); strings.EqualFold(ext, ".typed") {
 		name = strings.TrimSuffix(name, ext)
 	}
-	ok := len(name) >= 3 && len(name) <= 63
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i] | 0x20
-		ok = c >= 'a' && c <= 'z' || i > 0 && name[i] >= '0' && name[i] <= '9'
-	}
-	if !ok {
-		return "", tableemu.New(tableemu.InvalidResourceName).WithHint(
-			"%s holds table %q, named after the file, which is not a table name: 3 to 63 letters and digits, starting with a letter. "+
-				"Rename the file, or give the table's name (CSVOptions.Table).", base, name)
+	if err := wire.ValidateTableName(name); err != nil {
+		e := *tableemu.From(err)
+		e.Message += fmt.Sprintf(" The table is named after the file %s: rename the file, or give the table's name (CSVOptions.Table).", base)
+		return "", &e
 	}
 	return name, nil
 }
@@ -388,10 +382,9 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 	if err != nil {
 		return Entity{}, t.at(err, line)
 	}
+	// The service's limits (key characters, sizes) are the importer's
+	// to check, with Where (import.go).
 	e := &dec.Entity
-	if err := wire.ValidateEntity(e); err != nil {
-		return Entity{}, t.at(err, line)
-	}
 	keep := false
 	if t.o.KeepTimestamp && h.ts >= 0 && rec[h.ts] != "" {
 		ticks, err := edm.ParseDateTime(rec[h.ts])

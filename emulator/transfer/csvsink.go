@@ -83,7 +83,8 @@ func (s *csvSink) Entity(e *edm.Entity) error {
 	for i := range e.Properties {
 		p := &e.Properties[i]
 		if _, ok := s.names[p.Name]; !ok {
-			s.names[p.Name] = struct{}{}
+			// A copy: e's strings may be the exporter's buffers.
+			s.names[strings.Clone(p.Name)] = struct{}{}
 		}
 		b = append(b, ',')
 		b = appendCSVField(b, p.Name, ',')
