@@ -64,16 +64,16 @@ func OpenCSV(path string) (Source, error) { return OpenCSVWith(path, CSVOptions{
 func OpenCSVWith(path string, o CSVOptions) (Source, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, openError(err)
 	}
 	files := []string{path}
 	if fi.IsDir() {
 		if o.Table != "" {
-			return nil, fmt.Errorf("transfer: %s is a directory: the table of each file is named after the file, so no table name can be given", path)
+			return nil, openError(fmt.Errorf("%s is a directory: the table of each file is named after the file, so no table name can be given", path))
 		}
 		ents, err := os.ReadDir(path)
 		if err != nil {
-			return nil, err
+			return nil, openError(err)
 		}
 		files = files[:0]
 		for _, e := range ents {
@@ -83,7 +83,7 @@ func OpenCSVWith(path string, o CSVOptions) (Source, error) {
 		}
 		sort.Strings(files)
 		if len(files) == 0 {
-			return nil, fmt.Errorf("transfer: %s holds no .csv file", path)
+			return nil, openError(fmt.Errorf("%s holds no .csv file", path))
 		}
 	}
 	src := &csvSource{}
@@ -96,11 +96,11 @@ func OpenCSVWith(path string, o CSVOptions) (Source, error) {
 			}
 		}
 		if prev, ok := seen[strings.ToLower(name)]; ok {
-			return nil, tableemu.New(tableemu.InvalidInput).WithHint(
-				"%s and %s are both table %q (table names ignore case): import them one at a time, or rename one.", filepath.Base(prev), filepath.Base(f), name)
+			return nil, fail(ErrInvalidTable, tableemu.New(tableemu.InvalidInput).WithHint(
+				"%s and %s are both table %q (table names ignore case): import them one at a time, or rename one.", filepath.Base(prev), filepath.Base(f), name))
 		}
 		seen[strings.ToLower(name)] = f
-		t := &csvTable{path: f, where: filepath.Base(f), o: o}
+		t := &csvTable{path: f, where: filepath.Base(f), table: name, o: o}
 		if err := t.checkHeader(); err != nil {
 			return nil, err
 		}
@@ -132,14 +132,15 @@ func csvTableName(path string) (string, error) {
 	if err := wire.ValidateTableName(name); err != nil {
 		e := *tableemu.From(err)
 		e.Message += fmt.Sprintf(" The table is named after the file %s: rename the file, or give the table's name (CSVOptions.Table).", base)
-		return "", &e
+		return "", fail(ErrInvalidTable, &e)
 	}
 	return name, nil
 }
 
 // csvTable reads one file.
 type csvTable struct {
-	path, where string
+	path, where string // where: the file's base name, for errors
+	table       string
 	o           CSVOptions
 }
 
@@ -176,7 +177,7 @@ func (t *csvTable) header(f io.Reader) (*csvReader, *csvHeader, error) {
 		// A UTF-8 byte order mark, as Excel writes one: skipped.
 		br.Discard(3)
 	case bytes.HasPrefix(start, []byte{0xFF, 0xFE}), bytes.HasPrefix(start, []byte{0xFE, 0xFF}):
-		return nil, nil, t.fail(1, tableemu.New(tableemu.InvalidInput), "the file is UTF-16; save it as UTF-8 (Storage Explorer reads and writes UTF-8).")
+		return nil, nil, t.fail(1, tableemu.InvalidInput, "the file is UTF-16; save it as UTF-8 (Storage Explorer reads and writes UTF-8).")
 	}
 	h := &csvHeader{delim: t.o.Delimiter, pk: -1, rk: -1, ts: -1, pkType: -1, rkType: -1}
 	if h.delim == 0 {
@@ -185,7 +186,7 @@ func (t *csvTable) header(f io.Reader) (*csvReader, *csvHeader, error) {
 	r := &csvReader{r: br, delim: h.delim, line: 1}
 	names, line, err := r.read()
 	if err == io.EOF {
-		return nil, nil, t.fail(1, tableemu.New(tableemu.InvalidInput), "the file is empty; it needs at least the header row (PartitionKey,RowKey,...).")
+		return nil, nil, t.fail(1, tableemu.InvalidInput, "the file is empty; it needs at least the header row (PartitionKey,RowKey,...).")
 	}
 	if err != nil {
 		return nil, nil, t.at(err, line)
@@ -194,10 +195,10 @@ func (t *csvTable) header(f io.Reader) (*csvReader, *csvHeader, error) {
 	index := make(map[string]int, len(names))
 	for i, n := range names {
 		if !utf8.ValidString(n) {
-			return nil, nil, t.fail(line, tableemu.New(tableemu.InvalidInput), "the header is not valid UTF-8; save the file as UTF-8.")
+			return nil, nil, t.fail(line, tableemu.InvalidInput, "the header is not valid UTF-8; save the file as UTF-8.")
 		}
 		if _, dup := index[n]; dup {
-			return nil, nil, t.fail(line, tableemu.New(tableemu.DuplicatePropertiesSpecified), "the header names the column %q twice.", n)
+			return nil, nil, t.fail(line, tableemu.DuplicatePropertiesSpecified, "the header names the column %q twice.", n)
 		}
 		index[n] = i
 	}
@@ -221,7 +222,7 @@ func (t *csvTable) header(f io.Reader) (*csvReader, *csvHeader, error) {
 		}
 		if prop, ok := strings.CutSuffix(n, csvTypeSuffix); ok {
 			if _, ok := index[prop]; !ok {
-				return nil, nil, t.fail(line, tableemu.New(tableemu.InvalidInput), "the column %q has no value column %q before or after it.", n, prop)
+				return nil, nil, t.fail(line, tableemu.InvalidInput, "the column %q has no value column %q before or after it.", n, prop)
 			}
 			continue
 		}
@@ -233,7 +234,7 @@ func (t *csvTable) header(f io.Reader) (*csvReader, *csvHeader, error) {
 	if h.pk < 0 || h.rk < 0 {
 		// Storage Explorer leaves the keys out when its export is told to
 		// (microsoft/AzureStorageExplorer#4968); an entity needs both.
-		return nil, nil, t.fail(line, tableemu.New(tableemu.PropertiesNeedValue),
+		return nil, nil, t.fail(line, tableemu.PropertiesNeedValue,
 			"the header has no PartitionKey or no RowKey column; every entity needs both. Export again with the keys included.")
 	}
 	return r, h, nil
@@ -321,12 +322,12 @@ type csvDecoder struct {
 func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 	t, h := d.t, d.h
 	if len(rec) != h.n {
-		return Entity{}, t.fail(line, tableemu.New(tableemu.InvalidInput),
+		return Entity{}, t.fail(line, tableemu.InvalidInput,
 			"the record has %d fields and the header %d; every record has one field per column (quote a value that holds the delimiter, a quote or a line break).", len(rec), h.n)
 	}
 	for _, c := range rec {
 		if !utf8.ValidString(c) {
-			return Entity{}, t.fail(line, tableemu.New(tableemu.InvalidInput), "the record is not valid UTF-8; save the file as UTF-8.")
+			return Entity{}, t.fail(line, tableemu.InvalidInput, "the record is not valid UTF-8; save the file as UTF-8.")
 		}
 	}
 	for _, k := range [...]struct {
@@ -337,7 +338,7 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 			continue
 		}
 		if typ, ok := csvType(rec[k.col]); !ok || typ != edm.String {
-			return Entity{}, t.fail(line, tableemu.New(tableemu.InvalidInput), "%s is typed %q; keys are strings: leave the cell empty or write String.", k.name, rec[k.col])
+			return Entity{}, t.fail(line, tableemu.InvalidInput, "%s is typed %q; keys are strings: leave the cell empty or write String.", k.name, rec[k.col])
 		}
 	}
 	b := append(d.doc[:0], `{"PartitionKey":`...)
@@ -356,7 +357,7 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 		if tc != "" {
 			var ok bool
 			if typ, ok = csvType(tc); !ok {
-				return Entity{}, t.fail(line, tableemu.New(tableemu.InvalidInput),
+				return Entity{}, t.fail(line, tableemu.InvalidInput,
 					"the type %q of property %q is not one of String, Int32, Int64, Double, Boolean, DateTime, Guid and Binary (with or without \"Edm.\").", tc, p.name)
 			}
 			if d.first[i] == "" {
@@ -389,7 +390,7 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 	if t.o.KeepTimestamp && h.ts >= 0 && rec[h.ts] != "" {
 		ticks, err := edm.ParseDateTime(rec[h.ts])
 		if err != nil {
-			return Entity{}, t.fail(line, tableemu.New(tableemu.InvalidInput), "the Timestamp %q is not a date and time such as 2025-09-22T09:45:35.2743359Z.", rec[h.ts])
+			return Entity{}, t.fail(line, tableemu.InvalidInput, "the Timestamp %q is not a date and time such as 2025-09-22T09:45:35.2743359Z.", rec[h.ts])
 		}
 		e.Timestamp, keep = ticks, true
 	}
@@ -438,15 +439,15 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// fail is an error at line of the file: the service's code and message,
-// then "tableemu: file:line: " and what is wrong.
-func (t *csvTable) fail(line int, e *tableemu.Error, format string, args ...any) error {
-	where := t.where + ":" + strconv.Itoa(line)
-	return e.WithHint("%s: %s", where, fmt.Sprintf(format, args...)).WithDetail("%s", where)
+// fail is an error at line of the file (at).
+func (t *csvTable) fail(line int, code tableemu.Code, format string, args ...any) error {
+	return t.at(tableemu.New(code).WithDetail(format, args...), line)
 }
 
-// at puts the file and line into err: into the hint of a service error
-// (the wire's errors carry one or a detail), or before a Go error's text.
+// at is err at line of the file: the service's code and message, then
+// "tableemu: file:line: " and why, as Import words a refused entity
+// (entityError), with ErrInvalidEntity. A Go error (the file could not be
+// read) is prefixed with the place.
 func (t *csvTable) at(err error, line int) error {
 	where := t.where + ":" + strconv.Itoa(line)
 	var e *tableemu.Error
@@ -454,16 +455,19 @@ func (t *csvTable) at(err error, line int) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	c := *e
-	switch {
-	case c.Hinted():
-		c.Message = strings.Replace(c.Message, tableemu.HintPrefix, tableemu.HintPrefix+where+": ", 1)
-	case c.Detail != "":
-		c.Message += tableemu.HintPrefix + where + ": " + c.Detail + "."
-	case c.Code == tableemu.OutOfRangeInput:
-		c.Message += tableemu.HintPrefix + where + ": a key holds '/', '\\', '#', '?' or a control character, or a DateTime lies outside 1601-01-01 to 9999-12-31; the service refuses both."
-	default:
-		c.Message += tableemu.HintPrefix + where + ": the service refuses this record's entity for the reason above."
+	if i := strings.Index(c.Message, tableemu.HintPrefix); i >= 0 {
+		if c.Detail == "" {
+			c.Detail = c.Message[i+len(tableemu.HintPrefix):]
+		}
+		c.Message = c.Message[:i]
 	}
-	c.Detail = where
-	return &c
+	switch {
+	case c.Detail != "":
+	case c.Code == tableemu.OutOfRangeInput:
+		c.Detail = "a key holds '/', '\\', '#', '?' or a control character, or a DateTime lies outside 1601-01-01 to 9999-12-31; the service refuses both"
+	default:
+		c.Detail = "the service refuses this record's entity"
+	}
+	c.Detail = strings.TrimSuffix(c.Detail, ".")
+	return entityError(ErrInvalidEntity, &c, t.table, where)
 }

@@ -346,6 +346,9 @@ func TestCSVTableNames(t *testing.T) {
 		"1abc.csv": tableemu.InvalidResourceName, "Tables.csv": tableemu.InvalidInput} {
 		_, err := readCSV(t, write(name, header), CSVOptions{})
 		wantCSVError(t, err, code, name)
+		if !errors.Is(err, ErrInvalidTable) {
+			t.Errorf("%s: %v is not ErrInvalidTable", name, err)
+		}
 	}
 	if _, err := OpenCSVWith(dir, CSVOptions{Table: "x"}); err == nil {
 		t.Error("a table name was accepted for a directory")
@@ -418,6 +421,9 @@ func TestCSVErrors(t *testing.T) {
 			}
 			_, err := readCSV(t, path, CSVOptions{KeepTimestamp: true})
 			wantCSVError(t, err, tt.code, "bad.csv:"+strconv.Itoa(tt.line)+":")
+			if !errors.Is(err, ErrInvalidEntity) || !strings.Contains(err.Error(), "Nothing of table bad was imported") {
+				t.Errorf("%v: not ErrInvalidEntity, or does not say the table is not imported", err)
+			}
 		})
 	}
 }
