@@ -119,7 +119,7 @@ func csvEveryType(t *testing.T) []*edm.Entity {
 func TestCSVRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	want := csvEveryType(t)
-	sink, err := NewCSVSink(dir)
+	sink, err := NewCSVSink(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,31 +179,68 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCSVSinkReplacesAndCloses(t *testing.T) {
+// TestCSVSinkDirectory: a directory holding CSV files is refused without
+// overwrite; with it, the old files stay until Close, which replaces them
+// and removes the others; an aborted export leaves the directory as it was.
+func TestCSVSinkDirectory(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "t1.csv")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"t1.csv", "stale.csv", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	sink, err := NewCSVSink(dir)
+	_, err := NewCSVSink(dir, false)
+	if !errors.Is(err, ErrExportExists) || tableemu.From(err).Code != tableemu.InvalidInput {
+		t.Errorf("NewCSVSink on a directory of CSV files: %v, want ErrExportExists", err)
+	}
+	// files lists the directory, hidden (temporary) files apart.
+	files := func(hidden bool) string {
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") != hidden {
+				continue
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			names = append(names, e.Name()+"="+string(b))
+		}
+		return strings.Join(names, " ")
+	}
+	before := files(false)
+	write := func(s Sink) {
+		t.Helper()
+		if err := s.Entity(&edm.Entity{}); err == nil {
+			t.Error("an entity before any table was accepted")
+		}
+		s.Table(TableInfo{Name: "t1"})
+		s.Entity(&edm.Entity{PartitionKey: "p", RowKey: "r", Properties: []edm.Property{{Name: "N", Value: edm.NewInt64(-1)}}})
+		s.Table(TableInfo{Name: "t2"})
+		if got := files(false); got != before {
+			t.Errorf("the directory changed before Close: %s", got)
+		}
+	}
+
+	sink, err := NewCSVSink(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sink.Entity(&edm.Entity{}); err == nil {
-		t.Error("an entity before any table was accepted")
-	}
-	sink, _ = NewCSVSink(dir)
-	sink.Table(TableInfo{Name: "t1"})
-	sink.Entity(&edm.Entity{PartitionKey: "p", RowKey: "r", Properties: []edm.Property{{Name: "N", Value: edm.NewInt64(-1)}}})
-	if b, _ := os.ReadFile(path); string(b) != "old" {
-		t.Errorf("t1.csv changed before its table ended: %q", b)
-	}
+	write(sink)
+	sink.(Aborter).Abort()
 	if err := sink.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(path)
-	if want := "PartitionKey,RowKey,Timestamp,N,N@type\r\np,r,,-1,Int64\r\n"; string(b) != want {
-		t.Errorf("t1.csv = %q, want %q", b, want)
+	if got, tmp := files(false), files(true); got != before || tmp != "" {
+		t.Errorf("after an aborted export: %s (and %q), want %s", got, tmp, before)
+	}
+
+	sink, _ = NewCSVSink(dir, true)
+	write(sink)
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "notes.txt=old t1.csv=PartitionKey,RowKey,Timestamp,N,N@type\r\np,r,,-1,Int64\r\n t2.csv=PartitionKey,RowKey,Timestamp\r\n"
+	if got, tmp := files(false), files(true); got != want || tmp != "" {
+		t.Errorf("after the export: %q (and %q), want %q", got, tmp, want)
 	}
 }
 
@@ -461,6 +498,32 @@ func TestCSVDocSample(t *testing.T) {
 	for i := range want {
 		sameEntity(t, got[i].Where, got[i].Entity, &want[i])
 	}
+
+	// The refusal shown: order 2's Count made "null", imported.
+	sec := docSection(t, "Storage Explorer's CSV")
+	refusal := strings.TrimSpace(docBlock(t, sec, "text"))
+	bad := strings.Replace(sample, "orders,2,2025-09-22T09:45:36.0000000Z,,,", "orders,2,2025-09-22T09:45:36.0000000Z,null,Int32,", 1)
+	if bad == sample {
+		t.Fatal("the documented sample's second record changed: update this test")
+	}
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTransfer(engines[0].open(t))
+	_, err = tr.Import(ctx, mustOpenCSV(t, path), Options{Account: "a1"})
+	e := tableemu.From(err)
+	if got := string(e.Code) + ": " + strings.Replace(e.Message, tableemu.HintPrefix, " tableemu: ", 1); got != refusal {
+		t.Errorf("the documented refusal is\n%s\nan import's\n%s", refusal, got)
+	}
+}
+
+func mustOpenCSV(t *testing.T, path string) Source {
+	t.Helper()
+	src, err := OpenCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
 
 // benchEntities is n entities of about 1 KiB each: a few typed
@@ -487,7 +550,7 @@ func BenchmarkCSVSink(b *testing.B) {
 	dir := b.TempDir()
 	b.ReportAllocs()
 	b.ResetTimer()
-	sink, _ := NewCSVSink(dir)
+	sink, _ := NewCSVSink(dir, false)
 	sink.Table(TableInfo{Name: "bench"})
 	for i := 0; i < b.N; i++ {
 		if err := sink.Entity(next(i)); err != nil {
@@ -503,7 +566,7 @@ func BenchmarkCSVSink(b *testing.B) {
 func BenchmarkCSVSource(b *testing.B) {
 	next := benchEntities(b.N)
 	dir := b.TempDir()
-	sink, _ := NewCSVSink(dir)
+	sink, _ := NewCSVSink(dir, false)
 	sink.Table(TableInfo{Name: "bench"})
 	for i := 0; i < b.N; i++ {
 		sink.Entity(next(i))
@@ -537,7 +600,7 @@ func TestCSVImportExport(t *testing.T) {
 	// Two every-type tables (this file's and jsonl_test.go's) in the
 	// store's order, written by the sink.
 	in := t.TempDir()
-	sink, _ := NewCSVSink(in)
+	sink, _ := NewCSVSink(in, false)
 	total := 0
 	for _, tb := range []struct {
 		name string
@@ -582,7 +645,7 @@ func TestCSVImportExport(t *testing.T) {
 	}
 
 	out := t.TempDir()
-	sink, _ = NewCSVSink(out)
+	sink, _ = NewCSVSink(out, false)
 	if _, err := tr.Export(ctx, sink, Options{Account: "a1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +667,7 @@ func TestCSVImportExport(t *testing.T) {
 	}
 
 	out2 := t.TempDir()
-	sink, _ = NewCSVSink(out2)
+	sink, _ = NewCSVSink(out2, false)
 	if _, err := tr.Export(ctx, sink, Options{Account: "a2"}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,60 +18,85 @@ import (
 // The Sink of Storage Explorer's CSV, and the RFC 4180 records that it and
 // the Source (csv.go) write and read.
 
-// NewCSVSink writes each table of an export to dir/<table>.csv in the CSV
-// Storage Explorer exports and imports (csv.go; docs/transfer.md, "Storage
-// Explorer's CSV"), creating dir if needed and replacing a file of that
-// name. The CSV has no place for service properties or a table's stored
-// access policies: they are left out.
+// NewCSVSink writes an export as Storage Explorer's CSV (csv.go;
+// docs/transfer.md, "Storage Explorer's CSV"): one file dir/<table>.csv
+// per table, dir created if needed. The CSV has no place for service
+// properties or a table's stored access policies: they are left out.
 //
-// The header names every property of the table, which is known only
-// after the last entity; so that no table is held in memory, each
-// entity goes to a spool file beside the output as it comes, and the
-// table's file is written from the spool when the table ends. A table's
-// file appears whole or not at all (it is renamed into place).
-func NewCSVSink(dir string) (Sink, error) {
+// As NewDirSink: a directory that already holds a .csv file is refused
+// with ErrExportExists unless overwrite is set, and then the .csv files
+// of tables the export does not write are removed when it closes, so that
+// the directory holds the new export alone; every file is renamed into
+// place only when Close ends an export that did not fail (Export calls
+// Abort when it fails), so a failed export leaves the directory as it was.
+//
+// The header names every property of the table, known only after its last
+// entity: so that no table is held in memory, each entity goes to a spool
+// file in dir as it comes, and the table's file is written from the spool
+// when the table ends.
+func NewCSVSink(dir string, overwrite bool) (Sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, openError(err)
 	}
-	return &csvSink{dir: dir}, nil
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, openError(err)
+	}
+	for _, e := range ents {
+		if n := e.Name(); !overwrite && !e.IsDir() && strings.EqualFold(filepath.Ext(n), ".csv") {
+			return nil, fail(ErrExportExists, tableemu.New(tableemu.InvalidInput).WithHint(
+				"%s already holds CSV files (%s): export into an empty or new directory, or overwrite it (tableemu export --overwrite).", dir, n))
+		}
+	}
+	return &CSVSink{dir: dir, overwrite: overwrite}, nil
 }
 
-type csvSink struct {
-	dir   string
-	table string
-	spool *os.File
-	w     *bufio.Writer
-	names map[string]struct{} // the table's property names
-	rec   []byte
-	err   error
+// CSVSink writes an export as Storage Explorer's CSV (NewCSVSink).
+type CSVSink struct {
+	dir       string
+	overwrite bool
+	table     string
+	spool     *os.File
+	w         *bufio.Writer
+	names     map[string]struct{} // the current table's property names
+	rec       []byte
+	done      []sinkFile // the tables written, in temporary files until Close
+	err       error
+	aborted   bool
+	closed    bool
 }
 
 // Properties ignores the account's service properties: the CSV has no
 // place for them.
-func (s *csvSink) Properties(account string, doc []byte) error { return nil }
+func (s *CSVSink) Properties(account string, doc []byte) error { return nil }
 
 // Table ends the previous table and starts t; its policies are left out.
-func (s *csvSink) Table(t TableInfo) error {
+func (s *CSVSink) Table(t TableInfo) error {
 	if err := s.finish(); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.dir, "."+t.Name+".csv.spool.*")
+	f, err := os.CreateTemp(s.dir, "."+t.Name+".csv.*.spool")
 	if err != nil {
 		return s.fail(err)
 	}
-	s.table, s.spool, s.w = t.Name, f, bufio.NewWriterSize(f, 64<<10)
+	s.table, s.spool = t.Name, f
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(f, 64<<10)
+	} else {
+		s.w.Reset(f)
+	}
 	s.names = map[string]struct{}{}
 	return nil
 }
 
 // Entity spools e as one record: its keys, Timestamp, then each
 // property's name, type and value text.
-func (s *csvSink) Entity(e *edm.Entity) error {
+func (s *CSVSink) Entity(e *edm.Entity) error {
 	if s.err != nil {
 		return s.err
 	}
 	if s.spool == nil {
-		return s.fail(errors.New("transfer: CSV sink: an entity before any table"))
+		return errors.New("transfer: CSVSink.Entity before Table")
 	}
 	b := appendCSVField(s.rec[:0], e.PartitionKey, ',')
 	b = append(b, ',')
@@ -101,25 +126,63 @@ func (s *csvSink) Entity(e *edm.Entity) error {
 	return nil
 }
 
-// Close ends the last table.
-func (s *csvSink) Close() error {
-	if err := s.finish(); err != nil {
+// Abort says the export failed: Close removes what it wrote.
+func (s *CSVSink) Abort() { s.aborted = true }
+
+// Close ends the export: it renames every table's file into place and,
+// with overwrite, removes the .csv files of tables the export did not
+// write; after Abort, or when a file could not be written, it removes its
+// temporary files instead and leaves the directory as it was.
+func (s *CSVSink) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.finish()
+	if err == nil {
+		err = s.err
+	}
+	if s.aborted || err != nil {
+		for _, c := range s.done {
+			os.Remove(c.tmp)
+		}
 		return err
 	}
-	return s.err
+	written := map[string]bool{}
+	for _, c := range s.done {
+		if err := os.Rename(c.tmp, filepath.Join(s.dir, c.file)); err != nil {
+			return err
+		}
+		written[c.file] = true
+	}
+	if s.overwrite {
+		ents, err := os.ReadDir(s.dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if n := e.Name(); !e.IsDir() && strings.EqualFold(filepath.Ext(n), ".csv") && !written[n] {
+				if err := os.Remove(filepath.Join(s.dir, n)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return syncDir(s.dir)
 }
 
-func (s *csvSink) fail(err error) error {
+func (s *CSVSink) fail(err error) error {
 	if s.err == nil {
 		s.err = err
 	}
 	return s.err
 }
 
-// finish writes the current table's file from its spool: the header
-// (PartitionKey, RowKey, Timestamp, then each property's value and type
-// columns, by name), then one record per spooled entity.
-func (s *csvSink) finish() error {
+// finish writes the current table's file, under a temporary name, from
+// its spool: the header (PartitionKey, RowKey, Timestamp, then each
+// property's value and type columns, by name), then one record per
+// spooled entity.
+func (s *CSVSink) finish() error {
 	if s.spool == nil {
 		return s.err
 	}
@@ -148,18 +211,18 @@ func (s *csvSink) finish() error {
 		header = append(header, n, n+csvTypeSuffix)
 	}
 
-	out, err := os.CreateTemp(s.dir, "."+s.table+".csv.*")
+	out, err := os.CreateTemp(s.dir, "."+s.table+".csv.*.tmp")
 	if err != nil {
 		return s.fail(err)
 	}
-	defer os.Remove(out.Name()) // after the rename, there is nothing to remove
-	defer out.Close()
+	s.done = append(s.done, sinkFile{tmp: out.Name(), file: s.table + ".csv"})
 	w := bufio.NewWriterSize(out, 64<<10)
 	b := appendCSVRecord(s.rec[:0], header, ',')
 	r := &csvReader{r: bufio.NewReaderSize(spool, 64<<10), delim: ','}
 	cells := make([]string, len(header))
 	for {
 		if _, err := w.Write(b); err != nil {
+			out.Close()
 			return s.fail(err)
 		}
 		rec, _, err := r.read()
@@ -167,6 +230,7 @@ func (s *csvSink) finish() error {
 			break
 		}
 		if err != nil {
+			out.Close()
 			return s.fail(err)
 		}
 		clear(cells)
@@ -178,13 +242,14 @@ func (s *csvSink) finish() error {
 		b = appendCSVRecord(b[:0], cells, ',')
 	}
 	s.rec = b
-	if err := w.Flush(); err != nil {
-		return s.fail(err)
+	err = w.Flush()
+	if err == nil {
+		err = out.Sync()
 	}
-	if err := out.Close(); err != nil {
-		return s.fail(err)
+	if cerr := out.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Rename(out.Name(), filepath.Join(s.dir, s.table+".csv")); err != nil {
+	if err != nil {
 		return s.fail(err)
 	}
 	return nil
