@@ -282,14 +282,14 @@ func (t *csvTable) entities(fn func(e Entity) error) error {
 	}
 	d := csvDecoder{t: t, h: h, first: make([]string, len(h.props))}
 	for {
-		rec, line, err := r.read()
+		line, err := r.next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return t.at(err, line)
 		}
-		e, err := d.entity(rec, line)
+		e, err := d.entity(r, line)
 		if err != nil {
 			return err
 		}
@@ -319,49 +319,47 @@ type csvDecoder struct {
 // error code (the service's own message reached Storage Explorer's users:
 // microsoft/AzureStorageExplorer#1855, "The value 'null' is not a valid
 // Edm.Int32 ... An error occurred while processing this request").
-func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
-	t, h := d.t, d.h
-	if len(rec) != h.n {
+func (d *csvDecoder) entity(r *csvReader, line int) (Entity, error) {
+	t, h, cell := d.t, d.h, r.field
+	if len(r.ends) != h.n {
 		return Entity{}, t.fail(line, tableemu.InvalidInput,
-			"the record has %d fields and the header %d; every record has one field per column (quote a value that holds the delimiter, a quote or a line break).", len(rec), h.n)
+			"the record has %d fields and the header %d; every record has one field per column (quote a value that holds the delimiter, a quote or a line break).", len(r.ends), h.n)
 	}
-	for _, c := range rec {
-		if !utf8.ValidString(c) {
-			return Entity{}, t.fail(line, tableemu.InvalidInput, "the record is not valid UTF-8; save the file as UTF-8.")
-		}
+	if !utf8.Valid(r.buf) {
+		return Entity{}, t.fail(line, tableemu.InvalidInput, "the record is not valid UTF-8; save the file as UTF-8.")
 	}
 	for _, k := range [...]struct {
 		name string
 		col  int
 	}{{"PartitionKey", h.pkType}, {"RowKey", h.rkType}} {
-		if k.col < 0 || rec[k.col] == "" {
+		if k.col < 0 || len(cell(k.col)) == 0 {
 			continue
 		}
-		if typ, ok := csvType(rec[k.col]); !ok || typ != edm.String {
-			return Entity{}, t.fail(line, tableemu.InvalidInput, "%s is typed %q; keys are strings: leave the cell empty or write String.", k.name, rec[k.col])
+		if typ, ok := csvType(cell(k.col)); !ok || typ != edm.String {
+			return Entity{}, t.fail(line, tableemu.InvalidInput, "%s is typed %q; keys are strings: leave the cell empty or write String.", k.name, cell(k.col))
 		}
 	}
 	b := append(d.doc[:0], `{"PartitionKey":`...)
-	b = appendJSONString(b, rec[h.pk])
+	b = appendJSONString(b, cell(h.pk))
 	b = append(b, `,"RowKey":`...)
-	b = appendJSONString(b, rec[h.rk])
+	b = appendJSONString(b, cell(h.rk))
 	for i, p := range h.props {
-		v, tc := rec[p.val], ""
+		v, tc := cell(p.val), []byte(nil)
 		if p.typ >= 0 {
-			tc = rec[p.typ]
+			tc = cell(p.typ)
 		}
-		if v == "" && tc == "" {
+		if len(v) == 0 && len(tc) == 0 {
 			continue // no such property
 		}
 		typ := edm.String
-		if tc != "" {
+		if len(tc) != 0 {
 			var ok bool
 			if typ, ok = csvType(tc); !ok {
 				return Entity{}, t.fail(line, tableemu.InvalidInput,
 					"the type %q of property %q is not one of String, Int32, Int64, Double, Boolean, DateTime, Guid and Binary (with or without \"Edm.\").", tc, p.name)
 			}
 			if d.first[i] == "" {
-				d.first[i] = tc
+				d.first[i] = string(tc)
 			}
 		} else if d.first[i] != "" {
 			typ, _ = csvType(d.first[i])
@@ -372,7 +370,8 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 		b = appendJSONString(b, v)
 		if typ != edm.String {
 			b = append(b, ',')
-			b = appendJSONString(b, p.name+"@odata.type")
+			b = appendJSONString(b, p.name)
+			b = append(b[:len(b)-1], `@odata.type"`...)
 			b = append(b, ':')
 			b = appendJSONString(b, typ.Name())
 		}
@@ -387,10 +386,10 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 	// to check, with Where (import.go).
 	e := &dec.Entity
 	keep := false
-	if t.o.KeepTimestamp && h.ts >= 0 && rec[h.ts] != "" {
-		ticks, err := edm.ParseDateTime(rec[h.ts])
+	if t.o.KeepTimestamp && h.ts >= 0 && len(cell(h.ts)) != 0 {
+		ticks, err := edm.ParseDateTime(string(cell(h.ts)))
 		if err != nil {
-			return Entity{}, t.fail(line, tableemu.InvalidInput, "the Timestamp %q is not a date and time such as 2025-09-22T09:45:35.2743359Z.", rec[h.ts])
+			return Entity{}, t.fail(line, tableemu.InvalidInput, "the Timestamp %q is not a date and time such as 2025-09-22T09:45:35.2743359Z.", cell(h.ts))
 		}
 		e.Timestamp, keep = ticks, true
 	}
@@ -403,21 +402,41 @@ func (d *csvDecoder) entity(rec []string, line int) (Entity, error) {
 // test.csv); earlier versions wrote "Edm.String" (#4212, #417). Both are
 // read, in any case (inferred: hand-written files such as #417's write
 // "edm.GeographyPoint").
-func csvType(cell string) (edm.Type, bool) {
+func csvType[T string | []byte](cell T) (edm.Type, bool) {
 	name := cell
-	if len(name) > 4 && strings.EqualFold(name[:4], "Edm.") {
+	if len(name) > 4 && asciiEqualFold(name[:4], "Edm.") {
 		name = name[4:]
 	}
 	for t := edm.String; t <= edm.Binary; t++ {
-		if strings.EqualFold(name, t.Name()[4:]) {
+		if asciiEqualFold(name, t.Name()[4:]) {
 			return t, true
 		}
 	}
 	return 0, false
 }
 
+// asciiEqualFold reports whether a and b are equal in ASCII letters of
+// any case (the type names are ASCII).
+func asciiEqualFold[T string | []byte](a T, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	lower := func(c byte) byte {
+		if 'A' <= c && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	for i := 0; i < len(b); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // appendJSONString appends s, valid UTF-8, as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {

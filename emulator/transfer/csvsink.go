@@ -116,7 +116,7 @@ func (s *CSVSink) Entity(e *edm.Entity) error {
 		b = append(b, ',')
 		b = append(b, csvTypeName(p.Value.T)...)
 		b = append(b, ',')
-		b = appendCSVField(b, csvCell(p.Value), ',')
+		b = appendCSVValue(b, p.Value)
 	}
 	b = append(b, '\r', '\n')
 	s.rec = b
@@ -219,13 +219,13 @@ func (s *CSVSink) finish() error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	b := appendCSVRecord(s.rec[:0], header, ',')
 	r := &csvReader{r: bufio.NewReaderSize(spool, 64<<10), delim: ','}
-	cells := make([]string, len(header))
+	cells := make([][]byte, len(header))
 	for {
 		if _, err := w.Write(b); err != nil {
 			out.Close()
 			return s.fail(err)
 		}
-		rec, _, err := r.read()
+		_, err := r.next()
 		if err == io.EOF {
 			break
 		}
@@ -234,10 +234,12 @@ func (s *CSVSink) finish() error {
 			return s.fail(err)
 		}
 		clear(cells)
-		copy(cells, rec[:3])
-		for i := 3; i+2 < len(rec); i += 3 {
-			c := col[rec[i]]
-			cells[c], cells[c+1] = rec[i+2], rec[i+1]
+		for i := range 3 {
+			cells[i] = r.field(i)
+		}
+		for i := 3; i+2 < len(r.ends); i += 3 {
+			c := col[string(r.field(i))]
+			cells[c], cells[c+1] = r.field(i+2), r.field(i+1)
 		}
 		b = appendCSVRecord(b[:0], cells, ',')
 	}
@@ -259,30 +261,32 @@ func (s *CSVSink) finish() error {
 // Storage Explorer 1.40 writes it (microsoft/AzureStorageExplorer#8772).
 func csvTypeName(t edm.Type) string { return t.Name()[len("Edm."):] }
 
-// csvCell is a value's text: the wire's text for each type (Int64 in
-// decimal, Double as the service prints it, NaN and ±Infinity included,
-// DateTime in ISO 8601 UTC with up to seven fractional digits, Guid in
-// lower case, Binary in base64, Boolean as true or false).
-func csvCell(v edm.Value) string {
+// appendCSVValue appends a value's cell: the wire's text for each type
+// (Int64 in decimal, Double as the service prints it, NaN and ±Infinity
+// included, DateTime in ISO 8601 UTC with up to seven fractional digits,
+// Guid in lower case, Binary in base64, Boolean as true or false), quoted
+// as a String needs. Only a String can hold a delimiter, a quote or a
+// line break.
+func appendCSVValue(b []byte, v edm.Value) []byte {
 	switch v.T {
 	case edm.String, edm.Guid:
-		return v.S
+		return appendCSVField(b, v.S, ',')
 	case edm.Int32, edm.Int64:
-		return strconv.FormatInt(v.N, 10)
+		return strconv.AppendInt(b, v.N, 10)
 	case edm.Double:
-		return edm.FormatDouble(v.F)
+		return edm.AppendDouble(b, v.F)
 	case edm.Boolean:
-		return strconv.FormatBool(v.Bool())
+		return strconv.AppendBool(b, v.Bool())
 	case edm.DateTime:
-		return edm.FormatDateTime(v.N)
+		return edm.AppendDateTime(b, v.N)
 	case edm.Binary:
-		return base64.StdEncoding.EncodeToString(v.B)
+		return base64.StdEncoding.AppendEncode(b, v.B)
 	}
-	return ""
+	return b
 }
 
 // appendCSVRecord appends fields as one record ending in CRLF (RFC 4180).
-func appendCSVRecord(b []byte, fields []string, delim byte) []byte {
+func appendCSVRecord[T string | []byte](b []byte, fields []T, delim byte) []byte {
 	for i, f := range fields {
 		if i > 0 {
 			b = append(b, delim)
@@ -296,23 +300,27 @@ func appendCSVRecord(b []byte, fields []string, delim byte) []byte {
 // a quote, a line break (Storage Explorer quotes those since
 // microsoft/AzureStorageExplorer#6625), or begins or ends with a space or
 // tab (which some readers trim), its quotes doubled.
-func appendCSVField(b []byte, s string, delim byte) []byte {
-	quote := len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t') ||
-		strings.IndexAny(s, "\"\r\n") >= 0 || strings.IndexByte(s, delim) >= 0
+func appendCSVField[T string | []byte](b []byte, s T, delim byte) []byte {
+	n := len(s)
+	quote := n > 0 && (s[0] == ' ' || s[0] == '\t' || s[n-1] == ' ' || s[n-1] == '\t')
+	for i := 0; i < n && !quote; i++ {
+		c := s[i]
+		quote = c == delim || c == '"' || c == '\r' || c == '\n'
+	}
 	if !quote {
 		return append(b, s...)
 	}
 	b = append(b, '"')
-	for {
-		i := strings.IndexByte(s, '"')
-		if i < 0 {
-			b = append(b, s...)
-			return append(b, '"')
+	from := 0
+	for i := 0; i < n; i++ {
+		if s[i] == '"' {
+			b = append(b, s[from:i+1]...)
+			b = append(b, '"')
+			from = i + 1
 		}
-		b = append(b, s[:i+1]...)
-		b = append(b, '"')
-		s = s[i+1:]
 	}
+	b = append(b, s[from:]...)
+	return append(b, '"')
 }
 
 // csvReader reads RFC 4180 records (https://www.rfc-editor.org/rfc/rfc4180):
@@ -326,7 +334,11 @@ type csvReader struct {
 	r     *bufio.Reader
 	delim byte
 	line  int // the line the next byte is on
-	field []byte
+	// buf holds the last record's fields one after another, ends where
+	// each ends: reused from record to record, so that reading costs no
+	// allocation per field.
+	buf  []byte
+	ends []int
 }
 
 // maxCSVRecord bounds a record's length, so that a file with a missing
@@ -338,54 +350,75 @@ const maxCSVRecord = 8 << 20
 var errCSVRecordSize = tableemu.New(tableemu.EntityTooLarge).WithHint(
 	"the record is longer than 8 MiB, and no entity the service stores is: a quote may be missing.")
 
-// read returns the next record and the line it starts on; io.EOF after
-// the last. The fields are new strings.
+// read returns the next record as new strings, and the line it starts on;
+// io.EOF after the last.
 func (c *csvReader) read() ([]string, int, error) {
-	var rec []string
-	start, size := c.line, 0
+	line, err := c.next()
+	if err != nil {
+		return nil, line, err
+	}
+	rec := make([]string, len(c.ends))
+	for i := range rec {
+		rec[i] = string(c.field(i))
+	}
+	return rec, line, nil
+}
+
+// field is field i of the record next read, valid until the next call.
+func (c *csvReader) field(i int) []byte {
+	from := 0
+	if i > 0 {
+		from = c.ends[i-1]
+	}
+	return c.buf[from:c.ends[i]]
+}
+
+// next reads the next record into buf and ends and returns the line it
+// starts on; io.EOF after the last.
+func (c *csvReader) next() (int, error) {
+	c.buf, c.ends = c.buf[:0], c.ends[:0]
+	start := c.line
 	for {
 		b, err := c.r.ReadByte()
-		if err == io.EOF && rec == nil && len(c.field) == 0 {
-			return nil, start, io.EOF
+		if err == io.EOF && len(c.ends) == 0 {
+			return start, io.EOF
 		}
-		if rec == nil && len(c.field) == 0 && (b == '\n' || b == '\r') && err == nil {
+		if len(c.ends) == 0 && (b == '\n' || b == '\r') && err == nil {
 			c.newline(b) // an empty line
 			start = c.line
 			continue
 		}
-		if err == nil && b == '"' && len(c.field) == 0 {
+		if err == nil && b == '"' {
 			if err := c.quoted(); err != nil {
-				return nil, start, err
+				return start, err
 			}
 			b, err = c.r.ReadByte()
 			if err == nil && b != c.delim && b != '\n' && b != '\r' {
-				return nil, start, tableemu.New(tableemu.InvalidInput).WithHint(
+				return start, tableemu.New(tableemu.InvalidInput).WithHint(
 					"a quoted field is followed by %q, not by the delimiter or the end of the line; a quote inside a quoted field is written twice (\"\").", b)
 			}
 		} else {
 			for err == nil && b != c.delim && b != '\n' && b != '\r' {
-				c.field = append(c.field, b)
+				c.buf = append(c.buf, b)
 				c.plain(c.delim)
-				if len(c.field) > maxCSVRecord {
-					return nil, start, errCSVRecordSize
+				if len(c.buf) > maxCSVRecord {
+					return start, errCSVRecordSize
 				}
 				b, err = c.r.ReadByte()
 			}
 		}
 		if err != nil && err != io.EOF {
-			return nil, start, err
+			return start, err
 		}
-		if size += len(c.field) + 1; size > maxCSVRecord {
-			return nil, start, errCSVRecordSize
+		if c.ends = append(c.ends, len(c.buf)); len(c.buf)+len(c.ends) > maxCSVRecord {
+			return start, errCSVRecordSize
 		}
-		rec = append(rec, string(c.field))
-		c.field = c.field[:0]
 		if err == io.EOF {
-			return rec, start, nil
+			return start, nil
 		}
 		if b != c.delim {
 			c.newline(b)
-			return rec, start, nil
+			return start, nil
 		}
 	}
 }
@@ -401,7 +434,7 @@ func (c *csvReader) quoted() error {
 			return tableemu.New(tableemu.InvalidInput).WithHint("a quoted field of this record is never closed: a quote is missing.")
 		case err != nil:
 			return err
-		case len(c.field) > maxCSVRecord:
+		case len(c.buf) > maxCSVRecord:
 			return errCSVRecordSize
 		case b == '"':
 			if next, err := c.r.Peek(1); err != nil || next[0] != '"' {
@@ -415,7 +448,7 @@ func (c *csvReader) quoted() error {
 				c.line++ // a lone CR ends a line; CRLF is counted at its LF
 			}
 		}
-		c.field = append(c.field, b)
+		c.buf = append(c.buf, b)
 	}
 }
 
@@ -427,7 +460,7 @@ func (c *csvReader) plain(stop byte) {
 	for i < len(buf) && buf[i] != stop && buf[i] != '\r' && buf[i] != '\n' {
 		i++
 	}
-	c.field = append(c.field, buf[:i]...)
+	c.buf = append(c.buf, buf[:i]...)
 	c.r.Discard(i)
 }
 
