@@ -161,7 +161,7 @@ type csvProp struct {
 func (t *csvTable) checkHeader() error {
 	f, err := os.Open(t.path)
 	if err != nil {
-		return err
+		return openError(err)
 	}
 	defer f.Close()
 	_, _, err = t.header(f)
@@ -273,7 +273,7 @@ func sniffDelimiter(br *bufio.Reader) byte {
 func (t *csvTable) entities(fn func(e Entity) error) error {
 	f, err := os.Open(t.path)
 	if err != nil {
-		return err
+		return openError(err)
 	}
 	defer f.Close()
 	r, h, err := t.header(f)

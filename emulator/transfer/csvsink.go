@@ -138,6 +138,11 @@ func (s *CSVSink) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.aborted && s.spool != nil { // no need to write the table out
+		s.spool.Close()
+		os.Remove(s.spool.Name())
+		s.spool = nil
+	}
 	err := s.finish()
 	if err == nil {
 		err = s.err
