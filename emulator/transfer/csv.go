@@ -483,7 +483,8 @@ func (t *csvTable) at(err error, line int) error {
 	switch {
 	case c.Detail != "":
 	case c.Code == tableemu.OutOfRangeInput:
-		c.Detail = "a key holds '/', '\\', '#', '?' or a control character, or a DateTime lies outside 1601-01-01 to 9999-12-31; the service refuses both"
+		// The wire's one OutOfRangeInput: a DateTime out of the range.
+		c.Detail = "a DateTime lies outside 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z, the service's range"
 	default:
 		c.Detail = "the service refuses this record's entity"
 	}
