@@ -1,7 +1,9 @@
 package transfer
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -324,4 +326,35 @@ func mustOpenCSV(t *testing.T, path string) Source {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// FuzzCSVSource reads any bytes as a CSV file: no panic, and every error
+// is the service's, naming the file.
+func FuzzCSVSource(f *testing.F) {
+	for _, name := range []string{"sample.csv", "legacy.typed.csv", "tabs.csv"} {
+		b, err := os.ReadFile(filepath.Join("testdata/csv", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("PartitionKey,RowKey,N,N@type\r\np,\"r\"\"\",1,Int32\r\n,,,\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tb := &csvTable{where: "f.csv", table: "f"}
+		r, h, err := tb.header(bytes.NewReader(data))
+		for err == nil {
+			var line int
+			if line, err = r.next(); err != nil && err != io.EOF {
+				err = tb.at(err, line) // as entities does
+			} else if err == nil {
+				var e Entity
+				if e, err = (&csvDecoder{t: tb, h: h, first: make([]string, len(h.props))}).entity(r, line); err == nil && e.Entity == nil {
+					t.Fatal("no entity and no error")
+				}
+			}
+		}
+		if err != io.EOF && (tableemu.From(err).Code == tableemu.InternalError || !strings.Contains(err.Error(), "f.csv:")) {
+			t.Fatalf("%q: %v", data, err)
+		}
+	})
 }
