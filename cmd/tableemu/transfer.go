@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -32,18 +33,23 @@ const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--
        tableemu import [--account NAME] [--tables A,B] [--mode fail|replace|merge] DIR|FILE.jsonl [server flags]
        tableemu import [...] --from "CONNECTION STRING|SAS URL" [server flags]
        tableemu import [...] --from-azurite DIR [server flags]
+       tableemu import [...] FILE.csv|DIR [server flags]   (Storage Explorer's CSV)
 
 export writes an account's tables to DIR, one JSON Lines file per table
 (each line an entity, its EDM types kept) and a manifest with the tables'
 stored access policies and the account's service properties. import reads
 such a directory, or one FILE.jsonl (a table named after the file), into
 the account: each table in one transaction, all of it or none; a line the
-service would refuse is named, with why. import --from copies the tables of
-another Table endpoint (Azure, Azurite, another tableemu), named by a
-connection string or a URL with a SAS, with their entities' types and
-Timestamps; import --from-azurite, what an Azurite table service kept in its
-data directory (stop it with Ctrl-C first), every account's tables to the
-account of the same name. See docs/transfer.md.
+service would refuse is named, with why. It also reads:
+  FILE.csv            a table exported by Azure Storage Explorer (or a
+                      directory of such files and no .jsonl, a table a file)
+  --from SOURCE       another Table endpoint (Azure, Azurite, another
+                      tableemu): a connection string or a URL with a SAS,
+                      types and Timestamps kept
+  --from-azurite DIR  what an Azurite table service kept in its data
+                      directory (stop it with Ctrl-C first), every account's
+                      tables to the account of the same name
+See docs/transfer.md.
 
 Where: a running server at --tableHost and --tablePort (default
 127.0.0.1:10002; https with --cert, whose certificate is trusted); or, with
@@ -59,9 +65,6 @@ database directly, for every instance serving it.
   --tables A,B        only these tables (any case); default: all
   --force             export into a DIR that holds an earlier export,
                       replacing it (its tables this export lacks go too)
-  --from SOURCE       import from another Table endpoint: a connection string
-                      or a SAS URL
-  --from-azurite DIR  import what Azurite kept in its data directory DIR
   --mode MODE         what import does with a table the account has: fail
                       (the default; nothing is imported), replace (the
                       table is deleted and imported again) or merge (the
@@ -313,11 +316,36 @@ func openSource(a xferArgs) (transfer.Source, error) {
 		// An Azurite data directory: every account's tables go to the
 		// account of the same name (docs/transfer.md, "From Azurite").
 		return transfer.OpenAzurite(a.fromAzurite)
+	case strings.EqualFold(filepath.Ext(a.path), ".csv") || csvDir(a.path):
+		// Azure Storage Explorer's CSV: one FILE.csv, a table named after
+		// it, or a directory of them (docs/transfer.md, "Storage
+		// Explorer's CSV").
+		return transfer.OpenCSV(a.path)
 	default:
 		// A directory an export wrote (or of JSON Lines files), or one
 		// FILE.jsonl.
 		return transfer.OpenDir(a.path)
 	}
+}
+
+// csvDir reports whether dir holds CSV files and nothing of JSON Lines
+// (no .jsonl file, no manifest): Storage Explorer's exports, one table a
+// file.
+func csvDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	csv := false
+	for _, e := range entries {
+		switch ext := strings.ToLower(filepath.Ext(e.Name())); {
+		case ext == ".jsonl" || e.Name() == transfer.ManifestName:
+			return false
+		case ext == ".csv":
+			csv = true
+		}
+	}
+	return csv
 }
 
 // progressPrinter shows Progress on stderr: on a terminal, one line

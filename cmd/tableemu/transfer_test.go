@@ -600,3 +600,34 @@ func TestTransferCommandFromAzurite(t *testing.T) {
 		}
 	}
 }
+
+// TestTransferCommandCSV: tableemu import FILE.csv reads a file of Storage
+// Explorer's CSV (the CSV room's sample, written by its rules: four
+// entities) into a running server, a table named after the file, each
+// type as the file says; a directory of such files is read as CSV too.
+func TestTransferCommandCSV(t *testing.T) {
+	sample, err := filepath.Abs("../../emulator/transfer/testdata/csv/sample.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--silent")
+	port, cs := p.ready()
+	out, _ := cli2(t, "", 0, "import", "--tablePort", port, sample)
+	if !strings.HasPrefix(out, "tableemu import: 1 tables, 4 entities imported from "+sample+" into devstoreaccount1, mode fail (") {
+		t.Errorf("import of a CSV file printed %q", out)
+	}
+	got := dump(t, cs)
+	for _, s := range []string{"table sample", `Total="9223372036854775807"`, `Total@odata.type="Edm.Int64"`, `Id@odata.type="Edm.Guid"`,
+		`Name="Smith, Jane"`, `Price="NaN"`} {
+		if !strings.Contains(got, s) {
+			t.Errorf("the imported CSV lacks %s:\n%s", s, got)
+		}
+	}
+	dir := t.TempDir()
+	b, _ := os.ReadFile(sample)
+	os.WriteFile(filepath.Join(dir, "orders.csv"), b, 0o644)
+	cli2(t, "", 0, "import", "--tablePort", port, dir)
+	if got := tablesOf(t, cs); strings.Join(got, ",") != "orders,sample" {
+		t.Errorf("after importing a directory of CSV: %v", got)
+	}
+}
