@@ -29,7 +29,7 @@ import (
 // sends the same work to the server's endpoints: the same sinks and
 // sources either way.
 
-const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--force] DIR [server flags]
+const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--force] [--format jsonl|csv] DIR [server flags]
        tableemu import [--account NAME] [--tables A,B] [--mode fail|replace|merge] DIR|FILE.jsonl [server flags]
        tableemu import [...] --from "CONNECTION STRING|SAS URL" [server flags]
        tableemu import [...] --from-azurite DIR [server flags]
@@ -65,6 +65,9 @@ database directly, for every instance serving it.
   --tables A,B        only these tables (any case); default: all
   --force             export into a DIR that holds an earlier export,
                       replacing it (its tables this export lacks go too)
+  --format csv        export Azure Storage Explorer's CSV, a <table>.csv a
+                      table, instead of JSON Lines (no policies or service
+                      properties: the CSV has no place for them)
   --mode MODE         what import does with a table the account has: fail
                       (the default; nothing is imported), replace (the
                       table is deleted and imported again) or merge (the
@@ -86,6 +89,7 @@ type xferArgs struct {
 	fromAzurite string
 	tables      []string
 	force       bool
+	format      string // export --format: "jsonl" ("") or "csv"
 	mode        transfer.Mode
 	// progress hears how far each table has come, and copying how far a
 	// table read from another endpoint (progressPrinter).
@@ -96,7 +100,7 @@ type xferArgs struct {
 // parseTransfer reads `tableemu export|import ...`.
 func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error) {
 	a := xferArgs{cmd: cmd}
-	own := map[string]bool{"tables": true, "force": false}
+	own := map[string]bool{"tables": true, "force": false, "format": true}
 	if cmd == "import" {
 		own = map[string]bool{"tables": true, "mode": true, "from": true, "from-azurite": true}
 	}
@@ -141,6 +145,11 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 		}
 	}
 	a.force = vals["force"] == "true"
+	switch a.format = vals["format"]; a.format {
+	case "", "jsonl", "csv":
+	default:
+		return a, fmt.Errorf("--format %s: the formats are jsonl (the default) and csv (Azure Storage Explorer's)", a.format)
+	}
 	a.mode = transfer.Mode(vals["mode"])
 	switch a.mode {
 	case "", transfer.ModeFail, transfer.ModeReplace, transfer.ModeMerge:
@@ -228,8 +237,17 @@ func modeOrFail(m transfer.Mode) transfer.Mode {
 	return m
 }
 
+// sink is where an export writes: JSON Lines, or with --format csv
+// Storage Explorer's CSV (docs/transfer.md).
+func (a xferArgs) sink() (transfer.Sink, error) {
+	if a.format == "csv" {
+		return transfer.NewCSVSink(a.path, a.force)
+	}
+	return transfer.NewDirSink(a.path, a.force)
+}
+
 func (a xferArgs) exportOffline(srv *emulator.Server) ([]string, error) {
-	sink, err := transfer.NewDirSink(a.path, a.force)
+	sink, err := a.sink()
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +266,7 @@ func (a xferArgs) client(base string, c *http.Client) *transfer.Client {
 }
 
 func (a xferArgs) exportOnline(base string, c *http.Client) ([]string, error) {
-	sink, err := transfer.NewDirSink(a.path, a.force)
+	sink, err := a.sink()
 	if err != nil {
 		return nil, err
 	}
