@@ -59,9 +59,10 @@ type Config struct {
 	// its timeout parameter (--requestTimeout, in seconds; at most
 	// MaxRequestTimeout); 0 means DefaultRequestTimeout (deadline.go).
 	RequestTimeout time.Duration
-	// IsolationTimeout is the time a request to tableemu's reset and
-	// snapshot endpoints may take (no flag; at most MaxIsolationTimeout);
-	// 0 means DefaultIsolationTimeout (isolation/http.go).
+	// IsolationTimeout is the time a request to tableemu's reset,
+	// snapshot, import and export endpoints may take (no flag; at most
+	// MaxIsolationTimeout); 0 means DefaultIsolationTimeout
+	// (isolation/http.go, transfer/http.go).
 	IsolationTimeout time.Duration
 
 	// NoAutoIndex turns off automatic property indexes (emulator/store/sqlite/autoindex.go):

@@ -59,6 +59,7 @@ import (
 	"github.com/tableemu/tableemu/emulator/insights"
 	"github.com/tableemu/tableemu/emulator/isolation"
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/transfer"
 )
 
 // Server is the Table service as an http.Handler. Create it with New and
@@ -74,6 +75,7 @@ type Server struct {
 	thr      limiter              // nil unless --throttle (addons.go)
 	flt      injector             // nil unless --faults (addons.go)
 	iso      *isolation.Isolation // reset and snapshots (isolation.go)
+	xfer     *transfer.Transfer   // import and export (transfer.go)
 	tls      *tls.Config          // nil unless --cert (run.go)
 
 	explorer http.Handler            // the data explorer at /_tableemu/ (tools.go)
@@ -149,6 +151,7 @@ func New(cfg Config) (*Server, error) {
 		s.flt = f
 	}
 	s.iso = newIsolation(s)
+	s.xfer = newTransfer(s)
 	s.router = s.routes()
 	s.explorer = explorer.New(explorer.Options{DevAccount: publicDevAccount(cfg.Accounts), Insights: cfg.Insights}) // tools.go
 	return s, nil

@@ -7,21 +7,24 @@ import (
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/explorer"
 	"github.com/tableemu/tableemu/emulator/isolation"
+	"github.com/tableemu/tableemu/emulator/transfer"
 )
 
 // tableemu's own endpoints under /_tableemu/, beside the Table API: the
 // insights report (emulator/insights), reset and snapshots
-// (emulator/isolation), and the data explorer's files (emulator/explorer),
-// each an add-on of its own. The server mounts them here (serveTool),
-// checks once what every one of them needs checked (crossorigin.go), and
-// lends them what they need of it: Shared Key verification
-// (verifySharedKey), the account a loopback client may use unsigned
-// (publicDevAccount), and the one error writer (serveWith).
+// (emulator/isolation), import and export (emulator/transfer), and the
+// data explorer's files (emulator/explorer), each an add-on of its own.
+// The server mounts them here (serveTool), checks once what every one of
+// them needs checked (crossorigin.go), and lends them what they need of
+// it: Shared Key verification (verifySharedKey), the account a loopback
+// client may use unsigned (publicDevAccount), and the one error writer
+// (serveWith).
 
 // serveTool answers tableemu's own endpoints under /_tableemu/: the
-// insights report, reset and snapshots, the explorer's files. None of them
-// is the Table API, so none passes checkRequest; a request that may change
-// state first passes the cross-origin check (crossorigin.go), once for all.
+// insights report, reset and snapshots, import and export, the explorer's
+// files. None of them is the Table API, so none passes checkRequest; a
+// request that may change state first passes the cross-origin check
+// (crossorigin.go), once for all.
 func (s *Server) serveTool(c *call) {
 	r := c.r
 	if err := checkCrossOrigin(r); err != nil {
@@ -35,6 +38,10 @@ func (s *Server) serveTool(c *call) {
 			return
 		}
 		s.serveWith(c, s.ins) // emulator/insights
+	case transfer.IsPath(p):
+		// Before isolation, whose prefix it shares and which answers
+		// InvalidUri for the paths it does not know.
+		s.serveWith(c, s.xfer) // import and export (transfer.go)
 	case isolation.IsPath(p):
 		s.serveWith(c, s.iso) // reset and snapshots (isolation.go)
 	default:
@@ -44,9 +51,10 @@ func (s *Server) serveTool(c *call) {
 
 // tool serves some of tableemu's own endpoints under /_tableemu/ (the
 // insights report: emulator/insights; reset and snapshots:
-// emulator/isolation). It writes its answer to w, or returns the error
-// for the one error writer (errors.go), so that its failures look like
-// the service's; note is for the access log line.
+// emulator/isolation; import and export: emulator/transfer). It writes
+// its answer to w, or returns the error for the one error writer
+// (errors.go), so that its failures look like the service's; note is for
+// the access log line.
 type tool interface {
 	ServeTool(w http.ResponseWriter, r *http.Request) (note string, err error)
 }

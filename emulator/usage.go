@@ -34,6 +34,8 @@ func writeHelp(w io.Writer, fs *flag.FlagSet) {
        tableemu healthcheck [flags]    (tableemu healthcheck --help)
        tableemu reset [flags]          (tableemu reset --help)
        tableemu snapshot save|restore|delete NAME, tableemu snapshot list
+       tableemu export [flags] DIR     (tableemu export --help)
+       tableemu import [flags] DIR|FILE.jsonl
 
 tableemu serves the Azure Table storage API from a SQLite file, with Azurite's
 command line, port, account and key. With no flags it serves

@@ -4,39 +4,24 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tableemu/tableemu/emulator"
-	"github.com/tableemu/tableemu/emulator/store/sqlite"
 )
 
 // `tableemu reset` and `tableemu snapshot`: the isolation operations
-// (docs/isolation.md) from the command line.
-//
-// Against a running server they send the HTTP request, signed with the
-// account's key (Shared Key), to the address the server flags give
-// (127.0.0.1:10002 by default). With --location DIR they act on that data
-// directory: if a server holds it (its lock, store/sqlite/lock.go), on that
-// server, at the port its lock note names; if none does, on the database
-// file directly, opened like a server would open it. The server's own
-// flags are accepted, so its command line can be reused.
+// (docs/isolation.md) from the command line, on a running server, a data
+// directory or a PostgreSQL database as where.go decides.
 
 const isolationHelp = `Usage: tableemu reset [--account NAME | --allAccounts] [server flags]
        tableemu snapshot save|restore|delete NAME [--account NAME] [server flags]
@@ -72,21 +57,16 @@ why), 2 bad command line.
 
 // isoArgs is a parsed isolation command line.
 type isoArgs struct {
-	cmd        string // "reset" or "snapshot"
-	action     string // reset, save, restore, delete, list
-	name       string
-	account    string
-	accountKey string
-	all        bool
-	location   bool // --location given: act on that directory
-	cfg        emulator.Config
+	where
+	cmd    string // "reset" or "snapshot"
+	action string // reset, save, restore, delete, list
+	name   string
+	all    bool
 }
-
-var locationFlag = regexp.MustCompile(`^--?(location|l)(=|$)`)
 
 // parseIsolation reads `tableemu reset|snapshot ...`: the action and name
 // first, then flags; the flags this command adds are taken out and the
-// rest read as the server reads them.
+// rest read as the server reads them (splitArgs).
 func parseIsolation(cmd string, args []string, stdout io.Writer) (isoArgs, error) {
 	a := isoArgs{cmd: cmd, action: "reset"}
 	if cmd == "snapshot" {
@@ -109,62 +89,27 @@ func parseIsolation(cmd string, args []string, stdout io.Writer) (isoArgs, error
 			return a, fmt.Errorf("unknown action %q: tableemu snapshot save|restore|delete NAME, or tableemu snapshot list", a.action)
 		}
 	}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if !strings.HasPrefix(arg, "-") {
-			rest = append(rest, arg)
-			continue
-		}
-		switch name {
-		case "account", "accountKey":
-			if !hasValue {
-				if i+1 >= len(args) {
-					return a, fmt.Errorf("--%s needs a value", name)
-				}
-				i++
-				value = args[i]
-			}
-			if name == "account" {
-				a.account = value
-			} else {
-				a.accountKey = value
-			}
-			continue
-		case "allAccounts":
-			if a.all = !hasValue || value == "true"; a.cmd != "reset" {
-				return a, errors.New("--allAccounts is for tableemu reset")
-			}
-			continue
-		}
-		if isHelp(arg) {
-			io.WriteString(stdout, isolationHelp)
-			return a, flag.ErrHelp
-		}
-		a.location = a.location || locationFlag.MatchString(arg)
-		rest = append(rest, arg)
+	w, vals, pos, err := splitArgs(args, map[string]bool{"allAccounts": false})
+	if errors.Is(err, flag.ErrHelp) {
+		io.WriteString(stdout, isolationHelp)
+		return a, err
 	}
-	cfg, err := emulator.LoadConfig(rest, os.Getenv, nil)
+	if v, ok := vals["allAccounts"]; ok {
+		if a.all = v == "true"; a.cmd != "reset" {
+			return a, errors.New("--allAccounts is for tableemu reset")
+		}
+	}
 	if err != nil {
 		return a, err
 	}
-	a.cfg = cfg
-	if a.all && a.account != "" {
+	if len(pos) > 0 {
+		return a, fmt.Errorf("unexpected argument %q (flags start with --; tableemu %s --help lists them)", pos[0], cmd)
+	}
+	a.where = w
+	if a.all && vals["account"] != "" {
 		return a, errors.New("--account and --allAccounts: give one")
 	}
-	if a.account == "" {
-		a.account = cfg.Accounts[0].Name
-	}
 	return a, nil
-}
-
-func isHelp(arg string) bool {
-	switch arg {
-	case "-h", "--h", "-help", "--help":
-		return true
-	}
-	return false
 }
 
 // isolation runs `tableemu reset|snapshot ARGS` and returns the exit code.
@@ -191,44 +136,7 @@ func isolation(cmd string, args []string, stdout, stderr io.Writer) int {
 
 // run acts where the arguments say and returns the lines to print.
 func (a isoArgs) run() ([]string, error) {
-	if a.cfg.Database != "" {
-		// A shared database: every instance on it sees the change at once
-		// (docs/postgres.md), so act on it directly, servers running or not.
-		srv, err := emulator.New(emulator.Config{Database: a.cfg.Database, Accounts: a.cfg.Accounts, Silent: true})
-		if err != nil {
-			return nil, errors.New(a.cfg.Redact(err.Error()))
-		}
-		defer srv.Close()
-		lines, err := a.offline(srv)
-		for i := range lines {
-			lines[i] += " (PostgreSQL database " + srv.DatabasePath() + ")"
-		}
-		return lines, err
-	}
-	if !a.location {
-		return a.online(a.cfg.Host, a.cfg.Port)
-	}
-	dir := a.cfg.Location
-	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); err != nil {
-		return nil, fmt.Errorf("no tableemu database in %s (%s): check --location, or leave it out to reach a running server", dir, sqlite.FileName)
-	}
-	srv, err := emulator.New(emulator.Config{Location: dir, Accounts: a.cfg.Accounts, Silent: true})
-	var le *sqlite.LockedError
-	switch {
-	case errors.As(err, &le) && le.Port != 0:
-		return a.online(a.cfg.Host, le.Port)
-	case errors.As(err, &le):
-		return nil, fmt.Errorf("%s, which has not said which port it serves yet: give its --tablePort instead of --location", le.Error())
-	case err != nil:
-		return nil, err
-	}
-	defer srv.Close()
-	where := fmt.Sprintf(" (%s, no server running on it)", srv.DatabasePath())
-	lines, err := a.offline(srv)
-	for i := range lines {
-		lines[i] += where
-	}
-	return lines, err
+	return a.act(a.offline, a.online)
 }
 
 // offline runs the operation on an open server of the data directory.
@@ -264,16 +172,8 @@ func listLines(account string, list []emulator.SnapshotInfo) []string {
 	return out
 }
 
-// online sends the operation to the server at host:port.
-func (a isoArgs) online(host string, port int) ([]string, error) {
-	if port == 0 {
-		return nil, errors.New("--tablePort 0 picks a free port; give the port the server printed")
-	}
-	c, err := a.client()
-	if err != nil {
-		return nil, err
-	}
-	base := a.cfg.Scheme() + "://" + net.JoinHostPort(probeHost(host), strconv.Itoa(port))
+// online sends the operation to the server at base.
+func (a isoArgs) online(base string, c *http.Client) ([]string, error) {
 	accounts := []string{a.account}
 	if a.all {
 		accounts = nil
@@ -293,44 +193,7 @@ func (a isoArgs) online(host string, port int) ([]string, error) {
 			return lines, err
 		}
 	}
-	for i := range lines {
-		lines[i] += " (" + base + ")"
-	}
 	return lines, nil
-}
-
-// key is the key that signs for account.
-func (a isoArgs) key(account string) ([]byte, error) {
-	text := a.accountKey
-	if text == "" {
-		for _, acct := range a.cfg.Accounts {
-			if acct.Name == account {
-				return acct.RawKeys[0], nil
-			}
-		}
-		return nil, fmt.Errorf("no key for account %s: give --accountKey, or AZURITE_ACCOUNTS as the server has it", account)
-	}
-	k, err := base64.StdEncoding.DecodeString(text)
-	if err != nil {
-		return nil, errors.New("--accountKey is not base64: give the key as the connection string has it")
-	}
-	return k, nil
-}
-
-func (a isoArgs) client() (*http.Client, error) {
-	tr := &http.Transport{Proxy: nil} // never through HTTP_PROXY: the server is ours
-	if a.cfg.Cert != "" {
-		pem, err := os.ReadFile(a.cfg.Cert)
-		if err != nil {
-			return nil, fmt.Errorf("--cert: %v", err)
-		}
-		roots := x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--cert %s holds no PEM certificate", a.cfg.Cert)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: roots}
-	}
-	return &http.Client{Transport: tr, Timeout: 10 * time.Minute}, nil
 }
 
 // request sends one signed request for account and describes the answer.

@@ -31,6 +31,8 @@ func main() {
 			os.Exit(healthcheck(os.Args[2:], os.Stdout, os.Stderr)) // healthcheck.go
 		case "reset", "snapshot":
 			os.Exit(isolation(os.Args[1], os.Args[2:], os.Stdout, os.Stderr)) // isolation.go
+		case "export", "import":
+			os.Exit(transferCmd(os.Args[1], os.Args[2:], os.Stdout, os.Stderr, stderrIsTerminal())) // transfer.go
 		}
 	}
 	os.Exit(run(commandName(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))

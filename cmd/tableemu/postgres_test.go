@@ -102,3 +102,29 @@ func TestPostgresDocCommand(t *testing.T) {
 		t.Errorf("README.md's --database %s: %v", m[1], err)
 	}
 }
+
+// TestTransferCommandsOnDatabase: tableemu export --database reads one
+// PostgreSQL database, servers on it running or not, and tableemu import
+// --database writes another, which a server then serves exactly as the
+// first, to the Timestamps.
+func TestTransferCommandsOnDatabase(t *testing.T) {
+	src, dst := pgtest.URL(t), pgtest.URL(t)
+	cwd := t.TempDir()
+	a := startProc(t, "", "--tablePort", "0", "--database", src, "--silent")
+	_, csA := a.ready()
+	fill(t, csA, 20)
+	want := dump(t, csA)
+	out, _ := cli2(t, cwd, 0, "export", "--database", src, "out")
+	if !strings.HasPrefix(out, "tableemu export: devstoreaccount1: 2 tables, 21 entities exported to out (PostgreSQL database ") {
+		t.Errorf("export printed %q", out)
+	}
+	out, _ = cli2(t, cwd, 0, "import", "--database", dst, "out")
+	if !strings.HasPrefix(out, "tableemu import: 2 tables, 21 entities imported from out into devstoreaccount1, mode fail (PostgreSQL database ") {
+		t.Errorf("import printed %q", out)
+	}
+	b := startProc(t, "", "--tablePort", "0", "--database", dst, "--silent")
+	_, csB := b.ready()
+	if got := dump(t, csB); got != want {
+		t.Errorf("the imported database:\n%s\nwant\n%s", got, want)
+	}
+}

@@ -330,7 +330,7 @@ func NewDirSink(dir string, overwrite bool) (Sink, error) {
 		n := e.Name()
 		if !overwrite && (n == ManifestName || strings.EqualFold(filepath.Ext(n), ".jsonl")) {
 			return nil, fail(ErrExportExists, tableemu.New(tableemu.InvalidInput).WithHint(
-				"%s already holds an export (%s): export into an empty or new directory, or overwrite it (tableemu export --overwrite).", dir, n))
+				"%s already holds an export (%s): export into an empty or new directory, or overwrite it (tableemu export --force).", dir, n))
 		}
 	}
 	return &DirSink{dir: dir, overwrite: overwrite, m: manifest{Format: manifestFormat, Tables: []manifestTable{}},
