@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 )
 
 // BenchmarkOpenAzurite reads a database a real Azurite wrote, holding

@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tableemu/tableemu/emulator/transfer"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 )
 
 // TestAzuriteDirServed is switching from Azurite as a user does, seen

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata/edm"
 )
