@@ -348,11 +348,12 @@ func odataLevel(mediaType string) string {
 }
 
 // recordingAccount names the local account of a recording: the account
-// the test read (Variables.TABLES_STORAGE_ACCOUNT_NAME, .NET), else the
+// the test read (Variables.TABLES_STORAGE_ACCOUNT_NAME, .NET; or
+// TABLES_COSMOS_ACCOUNT_NAME, its Cosmos DB runs), else the
 // corpus's. Every live host of the file names that account
 // (liveTableHost).
 func recordingAccount(c replayCorpus, rec *recording) string {
-	if a := rec.Variables["TABLES_STORAGE_ACCOUNT_NAME"]; a != "" {
+	if a := cmp.Or(rec.Variables["TABLES_STORAGE_ACCOUNT_NAME"], rec.Variables["TABLES_COSMOS_ACCOUNT_NAME"]); a != "" {
 		return a
 	}
 	return c.account

@@ -10,7 +10,7 @@ import (
 )
 
 // The SDKs' recorded live tests against Azure Cosmos DB for Table
-// (testdata/recordings/python-cosmos, README.md there): the same tests as
+// (testdata/recordings/python-cosmos and net-cosmos, README.md there): the same tests as
 // the storage corpora, run against another service. They are the evidence
 // for a Cosmos profile (issue 41), which tableemu does not have yet: it
 // answers as Table storage does. So they are not required to replay
@@ -25,7 +25,11 @@ var (
 	// signed with the account key) and wrote the account as
 	// faketableaccount, as in pythonCorpus.
 	pythonCosmosCorpus = replayCorpus{sdk: "PythonCosmos", dir: "python-cosmos", account: "faketableaccount"}
-	cosmosCorpora      = []replayCorpus{pythonCosmosCorpus}
+	// The .NET recorder kept Authorization, as in netCorpus; the account
+	// is Variables.TABLES_COSMOS_ACCOUNT_NAME, and a SAS's sanitized
+	// permissions are those of the test's (Storage) run (twinPermissions).
+	netCosmosCorpus = replayCorpus{sdk: "NETCosmos", dir: "net-cosmos", keptAuthorization: true}
+	cosmosCorpora   = []replayCorpus{pythonCosmosCorpus, netCosmosCorpus}
 )
 
 // cosmosStatusDiffers names the Cosmos recordings in which tableemu

@@ -348,15 +348,22 @@ func hmacBase64(key, s string) (string, error) {
 // key, and that run's recording, "<class>(Storage)/<file>" beside
 // "<class>(StorageAAD)/<file>", kept them: the k-th request carrying a SAS
 // in the one is the k-th in the other, with the same method and the same
-// permissions. nil where the file has no such twin.
+// permissions. The same holds for a run against Cosmos DB for Table,
+// "<class>(CosmosTable)/<file>" in netCosmosCorpus. nil where the file has
+// no such twin.
 func twinPermissions(t testing.TB, c replayCorpus, file string, rec *recording) map[int]string {
 	t.Helper()
 	dir, name, _ := strings.Cut(strings.TrimPrefix(file, c.dir+"/"), "/")
 	class, ok := strings.CutSuffix(dir, "(StorageAAD)")
-	if c != netCorpus || !ok {
+	if c == netCosmosCorpus {
+		class, ok = strings.CutSuffix(dir, "(CosmosTable)")
+	} else if c != netCorpus {
 		return nil
 	}
-	twinFile := c.dir + "/" + class + "(Storage)/" + name
+	if !ok {
+		return nil
+	}
+	twinFile := netCorpus.dir + "/" + class + "(Storage)/" + name
 	if _, err := os.Stat(filepath.Join(recordingsRoot, filepath.FromSlash(twinFile))); err != nil {
 		return nil
 	}
