@@ -36,7 +36,11 @@ var (
 // answers some entry with another status than Cosmos DB did, each with
 // why. The replay fails on a status difference in any other file, and on
 // a file listed here whose statuses all match.
-var cosmosStatusDiffers = map[string]string{}
+var cosmosStatusDiffers = map[string]string{
+	"python-cosmos/test_table_service_properties_cosmos.pyTestTableServicePropertiesCosmostest_too_many_cors_rules.json": "Cosmos DB " +
+		"answers Set Service Properties 405 MethodNotAllowed (\"The requested operation is not supported.\", Content-Type " +
+		"odata=fullmetadata); tableemu, as storage, checks the document and answers 400 InvalidXmlDocument for six CORS rules",
+}
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
 // its own tableemu (in memory), and checks their statuses.
