@@ -40,6 +40,8 @@ var cosmosStatusDiffers = map[string]string{
 	"python-cosmos/test_table_service_properties_cosmos.pyTestTableServicePropertiesCosmostest_too_many_cors_rules.json": "Cosmos DB " +
 		"answers Set Service Properties 405 MethodNotAllowed (\"The requested operation is not supported.\", Content-Type " +
 		"odata=fullmetadata); tableemu, as storage, checks the document and answers 400 InvalidXmlDocument for six CORS rules",
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_insert_entity_empty_string_pk.json": "Cosmos DB refuses " +
+		"an empty PartitionKey (400 PropertiesNeedValue, \"PartitionKey/RowKey cannot be empty\"); storage, and tableemu, accept it (201)",
 }
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
