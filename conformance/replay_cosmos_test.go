@@ -42,6 +42,10 @@ var cosmosStatusDiffers = map[string]string{
 		"odata=fullmetadata); tableemu, as storage, checks the document and answers 400 InvalidXmlDocument for six CORS rules",
 	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_insert_entity_empty_string_pk.json": "Cosmos DB refuses " +
 		"an empty PartitionKey (400 PropertiesNeedValue, \"PartitionKey/RowKey cannot be empty\"); storage, and tableemu, accept it (201)",
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_sas_add_outside_range.json": "Cosmos DB refuses " +
+		"a SAS that names key ranges (spk, srk, epk, erk) outright, 405 MethodNotAllowed (\"Shared access signature with " +
+		"PartitionKey or RowKey are not supported\"); storage, and tableemu, check the range and answer 403 AuthorizationFailure " +
+		"for an entity outside it",
 }
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
