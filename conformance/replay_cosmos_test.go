@@ -179,14 +179,21 @@ func (s *cosmosStats) lines(sdk string) []string {
 
 // diffWhere is the start of a difference's text: the file, entry and
 // request (replayer.entry), and where in a batch answer's parts.
-var diffWhere = regexp.MustCompile(`^.*? entry \d+ \(.*?\): (?:part \d+: )?`)
+var diffWhere = regexp.MustCompile(`^.*? entry \d+ \(.*?\): (?:part \d+: )*`)
 
 // cosmosDiffKind names the kind of a replay difference, for the counts:
 // status; header <name>: live only, tableemu only, or value; for a body,
-// where in it, its JSON member paths without indexes (an error message's
-// text apart), member order, or the body as a whole.
+// its JSON member path without indexes, or member order; each prefixed
+// "batch part: " where it is inside a part of a batch answer.
 func cosmosDiffKind(text string) string {
-	rest := diffWhere.ReplaceAllString(text, "")
+	if loc := diffWhere.FindString(text); strings.HasSuffix(loc, "): ") {
+		return cosmosKind(strings.TrimPrefix(text, loc))
+	}
+	// A difference inside a batch answer's part.
+	return "batch part: " + cosmosKind(diffWhere.ReplaceAllString(text, ""))
+}
+
+func cosmosKind(rest string) string {
 	switch {
 	case strings.HasPrefix(rest, "status:"):
 		return "status"
