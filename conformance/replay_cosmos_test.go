@@ -205,6 +205,9 @@ func cosmosKind(rest string) string {
 		return "status"
 	case strings.HasPrefix(rest, "cannot build the request"), strings.HasPrefix(rest, "request failed"):
 		return "status" // no answer to compare
+	case strings.HasPrefix(rest, "query "):
+		param, _, _ := strings.Cut(strings.TrimPrefix(rest, "query "), "=")
+		return "query " + param + " (a token not mapped)"
 	case strings.HasPrefix(rest, "header "):
 		name, v, _ := strings.Cut(strings.TrimPrefix(rest, "header "), ": ")
 		switch {
