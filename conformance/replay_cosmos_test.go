@@ -10,11 +10,11 @@ import (
 )
 
 // The SDKs' recorded live tests against Azure Cosmos DB for Table
-// (testdata/recordings/python-cosmos and net-cosmos, README.md there): the same tests as
-// the storage corpora, run against another service. They are the evidence
-// for a Cosmos profile (issue 41), which tableemu does not have yet: it
-// answers as Table storage does. So they are not required to replay
-// exactly. TestReplayCosmos replays each file as the storage corpora are
+// (testdata/recordings/python-cosmos and net-cosmos, README.md there):
+// the same tests as the storage corpora, run against another service.
+// They are the evidence for a Cosmos profile (issue 41), which tableemu
+// does not have yet: it answers as Table storage does. So they are not
+// required to replay exactly. TestReplayCosmos replays each file as the storage corpora are
 // replayed, requires only that every entry's status matches (but in the
 // files cosmosStatusDiffers names), and logs, per file and in all, what
 // differs and of which kind: the input for the profile. Once the profile
@@ -192,6 +192,10 @@ func (s *cosmosStats) lines(sdk string) []string {
 // request (replayer.entry), and where in a batch answer's parts.
 var diffWhere = regexp.MustCompile(`^.*? entry \d+ \(.*?\): (?:part \d+: )*`)
 
+// arrayIndex is an index in a JSON member path ($.value[3]), which the
+// counts leave out.
+var arrayIndex = regexp.MustCompile(`\[\d+\]`)
+
 // cosmosDiffKind names the kind of a replay difference, for the counts:
 // status; header <name>: live only, tableemu only, or value; for a body,
 // its JSON member path without indexes, or member order; each prefixed
@@ -224,7 +228,7 @@ func cosmosKind(rest string) string {
 		return "header " + name + " (value)"
 	}
 	path, v, _ := strings.Cut(rest, ": ")
-	path = regexp.MustCompile(`\[\d+\]`).ReplaceAllString(path, "[]")
+	path = arrayIndex.ReplaceAllString(path, "[]")
 	switch {
 	case strings.HasPrefix(v, "member order"):
 		return path + " member order"
