@@ -153,25 +153,8 @@ func (s *CSVSink) Close() error {
 		}
 		return err
 	}
-	written := map[string]bool{}
-	for _, c := range s.done {
-		if err := os.Rename(c.tmp, filepath.Join(s.dir, c.file)); err != nil {
-			return err
-		}
-		written[c.file] = true
-	}
-	if s.overwrite {
-		ents, err := os.ReadDir(s.dir)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if n := e.Name(); !e.IsDir() && strings.EqualFold(filepath.Ext(n), ".csv") && !written[n] {
-				if err := os.Remove(filepath.Join(s.dir, n)); err != nil {
-					return err
-				}
-			}
-		}
+	if err := placeFiles(s.dir, s.done, s.overwrite, ".csv"); err != nil {
+		return err
 	}
 	return syncDir(s.dir)
 }

@@ -307,6 +307,35 @@ type sinkFile struct {
 	f         *os.File
 }
 
+// placeFiles renames a sink's finished files from their temporary names
+// into dir; with overwrite, it then removes the files with extension ext
+// that this export did not write (the tables of an older export), so
+// that the directory holds exactly the account exported.
+func placeFiles(dir string, done []sinkFile, overwrite bool, ext string) error {
+	written := map[string]bool{}
+	for _, c := range done {
+		if err := os.Rename(c.tmp, filepath.Join(dir, c.file)); err != nil {
+			return err
+		}
+		written[c.file] = true
+	}
+	if !overwrite {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n := e.Name(); !e.IsDir() && strings.EqualFold(filepath.Ext(n), ext) && !written[n] {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // NewDirSink returns a sink that writes an export into dir, creating it if
 // needed. A directory that already holds an export (a tableemu.json or a
 // .jsonl file) is refused with ErrExportExists unless overwrite is set;
@@ -449,25 +478,8 @@ func (s *DirSink) Close() error {
 		os.Remove(mf.Name())
 		return err
 	}
-	written := map[string]bool{}
-	for _, c := range s.done {
-		if err := os.Rename(c.tmp, filepath.Join(s.dir, c.file)); err != nil {
-			return err
-		}
-		written[c.file] = true
-	}
-	if s.overwrite {
-		ents, err := os.ReadDir(s.dir)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if n := e.Name(); !e.IsDir() && strings.EqualFold(filepath.Ext(n), ".jsonl") && !written[n] {
-				if err := os.Remove(filepath.Join(s.dir, n)); err != nil {
-					return err
-				}
-			}
-		}
+	if err := placeFiles(s.dir, s.done, s.overwrite, ".jsonl"); err != nil {
+		return err
 	}
 	if err := os.Rename(mf.Name(), filepath.Join(s.dir, ManifestName)); err != nil {
 		return err
