@@ -42,14 +42,14 @@ const (
 // newIsolation lends the isolation operations what they need of s.
 func newIsolation(s *Server) *isolation.Isolation {
 	return isolation.New(isolation.Config{
-		Store:           s.store,
-		Accounts:        s.accounts,
-		DevAccount:      publicDevAccount(s.cfg.Accounts),
-		LockProps:       s.props.lock,
-		UnlockProps:     s.unlockProps,
-		StoreError:      storeErr,
-		VerifySharedKey: s.verifySharedKey,
-		Timeout:         s.cfg.IsolationTimeout,
+		Store:       s.store,
+		Accounts:    s.accounts,
+		LockProps:   s.props.lock,
+		UnlockProps: s.unlockProps,
+		StoreError:  storeErr,
+		Authorize: s.authorizeAccount(accountTool{one: "a reset or snapshot", many: "resets and snapshots",
+			noSAS: "a SAS grants operations on tables", by: "tableemu reset and the test helpers", doc: "docs/isolation.md"}),
+		Timeout: s.cfg.IsolationTimeout,
 	})
 }
 

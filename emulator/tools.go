@@ -92,6 +92,49 @@ func (s *Server) verifySharedKey(r *http.Request, account string) error {
 	return err
 }
 
+// accountTool is how a refusal of an add-on that acts on an account's
+// whole data (reset and snapshots, export and import) names its work and
+// the first-party clients that sign for it.
+type accountTool struct {
+	one, many string // "a reset or snapshot", "resets and snapshots"
+	noSAS     string // why a SAS does not do: "a SAS grants operations on tables"
+	by, doc   string // "tableemu reset and the test helpers", "docs/isolation.md"
+}
+
+// authorizeAccount returns the check of who may use such an add-on's
+// endpoints on the account its URL names: unsigned only over loopback for
+// a devstoreaccount1 with its public key; otherwise signed with that
+// account's key. The refusals: 401 NoAuthenticationInformation unsigned,
+// 403 AuthenticationFailed for a SAS, another account's signature or a
+// bad one, 400 InvalidAuthenticationInfo for a malformed header.
+func (s *Server) authorizeAccount(u accountTool) func(r *http.Request, account string) error {
+	dev := publicDevAccount(s.cfg.Accounts)
+	return func(r *http.Request, account string) error {
+		if _, sas := auth.ParseSAS(r.URL.Query()); sas {
+			return tableemu.New(tableemu.AuthenticationFailed).WithDetail("a SAS for %s", u.one).WithHint(
+				"%s take no SAS (%s); sign the request with the account key (Shared Key), as %s do (%s).", u.many, u.noSAS, u.by, u.doc)
+		}
+		if len(r.Header.Values("Authorization")) == 0 {
+			if account == dev && auth.Loopback(r) {
+				return nil
+			}
+			return tableemu.New(tableemu.NoAuthenticationInformation).WithHint(
+				"%s need no credentials only over loopback (127.0.0.1, localhost), for devstoreaccount1 "+
+					"with its public key. Sign the request with the key of %s (Shared Key over /%s%s), as %s do (%s).",
+				u.many, account, account, r.URL.EscapedPath(), u.by, u.doc)
+		}
+		name, err := auth.SharedKeyAccount(r.Header)
+		if err != nil {
+			return err
+		}
+		if name != account {
+			return tableemu.New(tableemu.AuthenticationFailed).WithDetail(
+				"the request is signed as %s for an endpoint of account %s", name, account)
+		}
+		return s.verifySharedKey(r, account)
+	}
+}
+
 // publicDevAccount returns the development account's name when it is
 // configured with its well-known (public) key, else "": then, and only
 // then, a loopback client needs no credentials to see its data through

@@ -24,14 +24,15 @@ import (
 // newTransfer lends the transfer operations what they need of s.
 func newTransfer(s *Server) *transfer.Transfer {
 	return transfer.New(transfer.Config{
-		Store:           s.store,
-		Accounts:        s.accounts,
-		DevAccount:      publicDevAccount(s.cfg.Accounts),
-		GetProps:        s.getProps,
-		SetProps:        s.setProps,
-		StoreError:      storeErr,
-		VerifySharedKey: s.verifySharedKey,
-		Timeout:         s.cfg.IsolationTimeout,
+		Store:      s.store,
+		Accounts:   s.accounts,
+		DevAccount: publicDevAccount(s.cfg.Accounts),
+		GetProps:   s.getProps,
+		SetProps:   s.setProps,
+		StoreError: storeErr,
+		Authorize: s.authorizeAccount(accountTool{one: "an export or import", many: "exports and imports",
+			noSAS: "a SAS grants operations on tables, not an account's whole data", by: "tableemu export and import", doc: "docs/transfer.md"}),
+		Timeout: s.cfg.IsolationTimeout,
 	})
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu"
-	"github.com/tableemu/tableemu/auth"
 )
 
 // The isolation endpoints (docs/isolation.md):
@@ -159,7 +158,7 @@ func (iso *Isolation) serve(ctx context.Context, w http.ResponseWriter, r *http.
 	if err := iso.checkAccount(rt.account); err != nil {
 		return err
 	}
-	if err := iso.caller(r, rt.account); err != nil {
+	if err := iso.cfg.Authorize(r, rt.account); err != nil {
 		return err
 	}
 	*note = rt.op
@@ -231,34 +230,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	w.WriteHeader(status)
 	w.Write(b)
 	return nil
-}
-
-// caller decides whether r may reset or snapshot account, by the rules of
-// the insights report with the URL's account: 401
-// NoAuthenticationInformation unsigned, 403 AuthenticationFailed for a
-// SAS, another account's signature or a bad one, 400
-// InvalidAuthenticationInfo for a malformed header.
-func (iso *Isolation) caller(r *http.Request, account string) error {
-	if _, sas := auth.ParseSAS(r.URL.Query()); sas {
-		return tableemu.New(tableemu.AuthenticationFailed).WithDetail("a SAS for a reset or snapshot").WithHint(
-			"resets and snapshots take no SAS (a SAS grants operations on tables); sign the request with the account key (Shared Key), as tableemu reset and the test helpers do (docs/isolation.md).")
-	}
-	if len(r.Header.Values("Authorization")) == 0 {
-		if account == iso.cfg.DevAccount && auth.Loopback(r) {
-			return nil
-		}
-		return tableemu.New(tableemu.NoAuthenticationInformation).WithHint(
-			"resets and snapshots need no credentials only over loopback (127.0.0.1, localhost), for devstoreaccount1 "+
-				"with its public key. Sign the request with the key of %s (Shared Key over /%s%s), as tableemu reset "+
-				"and the test helpers do (docs/isolation.md).", account, account, r.URL.EscapedPath())
-	}
-	name, err := auth.SharedKeyAccount(r.Header)
-	if err != nil {
-		return err
-	}
-	if name != account {
-		return tableemu.New(tableemu.AuthenticationFailed).WithDetail(
-			"the request is signed as %s for an endpoint of account %s", name, account)
-	}
-	return iso.cfg.VerifySharedKey(r, account)
 }

@@ -31,9 +31,6 @@ import (
 type Config struct {
 	Store    *store.Store
 	Accounts map[string]*auth.Account // read only
-	// DevAccount is the account a loopback client may reset or snapshot
-	// without credentials (devstoreaccount1 with its public key), or "".
-	DevAccount string
 	// LockProps takes the turn of the server's service properties cache:
 	// a request that reads the properties meanwhile waits (until its
 	// deadline). Waiting ends with ctx. UnlockProps drops what the cache
@@ -43,9 +40,10 @@ type Config struct {
 	// StoreError turns a store error into the service's error
 	// (tableemu.Error, a timeout's OperationTimedOut among them).
 	StoreError func(error) error
-	// VerifySharedKey checks that r is signed with account's key (Shared
-	// Key over /<account><path as sent>, as a Table API request is).
-	VerifySharedKey func(r *http.Request, account string) error
+	// Authorize decides whether r may reset or snapshot account, the
+	// account its URL names (unsigned over loopback for devstoreaccount1
+	// with its public key, else Shared Key): nil, or the refusal.
+	Authorize func(r *http.Request, account string) error
 	// Timeout is how long an HTTP request may take (0: DefaultTimeout;
 	// at most MaxTimeout).
 	Timeout time.Duration

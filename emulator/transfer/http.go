@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tableemu/tableemu"
-	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
 	"github.com/tableemu/tableemu/odata/edm"
@@ -163,7 +162,7 @@ func (t *Transfer) serve(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return tableemu.New(tableemu.ResourceNotFound).WithHint(
 			"this server has no account %q; AZURITE_ACCOUNTS sets the accounts (devstoreaccount1 when it is unset).", rt.account)
 	}
-	if err := t.caller(r, rt.account); err != nil {
+	if err := t.cfg.Authorize(r, rt.account); err != nil {
 		return err
 	}
 	*note = rt.op
@@ -420,35 +419,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
 	return nil
-}
-
-// caller decides whether r may export or import account's data, by the
-// rules of the isolation endpoints with the URL's account: 401
-// NoAuthenticationInformation unsigned, 403 AuthenticationFailed for a
-// SAS, another account's signature or a bad one, 400
-// InvalidAuthenticationInfo for a malformed header.
-func (t *Transfer) caller(r *http.Request, account string) error {
-	if _, sas := auth.ParseSAS(r.URL.Query()); sas {
-		return tableemu.New(tableemu.AuthenticationFailed).WithDetail("a SAS for an export or import").WithHint(
-			"exports and imports take no SAS (a SAS grants operations on tables, not an account's whole data); sign the request " +
-				"with the account key (Shared Key), as tableemu export and import do (docs/transfer.md).")
-	}
-	if len(r.Header.Values("Authorization")) == 0 {
-		if account == t.cfg.DevAccount && auth.Loopback(r) {
-			return nil
-		}
-		return tableemu.New(tableemu.NoAuthenticationInformation).WithHint(
-			"exports and imports need no credentials only over loopback (127.0.0.1, localhost), for devstoreaccount1 "+
-				"with its public key. Sign the request with the key of %s (Shared Key over /%s%s), as tableemu export "+
-				"and import do (docs/transfer.md).", account, account, r.URL.EscapedPath())
-	}
-	name, err := auth.SharedKeyAccount(r.Header)
-	if err != nil {
-		return err
-	}
-	if name != account {
-		return tableemu.New(tableemu.AuthenticationFailed).WithDetail(
-			"the request is signed as %s for an endpoint of account %s", name, account)
-	}
-	return t.cfg.VerifySharedKey(r, account)
 }

@@ -33,8 +33,9 @@ type Config struct {
 	SetProps func(ctx context.Context, account string, doc []byte) error
 	// StoreError turns a store error into the service's error.
 	StoreError func(error) error
-	// VerifySharedKey checks that r is signed with account's key.
-	VerifySharedKey func(r *http.Request, account string) error
+	// Authorize decides whether r may export or import account's data,
+	// as isolation.Config.Authorize decides for resets and snapshots.
+	Authorize func(r *http.Request, account string) error
 	// Timeout is how long an HTTP request may take (0: the default).
 	Timeout time.Duration
 }
