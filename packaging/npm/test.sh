@@ -18,7 +18,7 @@
 #    what it does with the published packages.
 # 3. Runs every snippet of packaging/npm/tableemu/README.md (the blocks marked
 #    `<!-- packaging/npm/test.sh: GROUP -->`, written out by packaging/npm/test/snippets.js):
-#    the shell lines, the example scripts, and the vitest, jest and mocha
+#    the shell lines, the example scripts (one loads fixtures/people.jsonl), and the vitest, jest and mocha
 #    setups with their test files (create a table, upsert, get, query
 #    through @azure/data-tables); and docs/isolation.md's vitest set-up
 #    (snapshot, restore before each test, reset).
@@ -242,6 +242,7 @@ step "README: the example scripts"
 cp -R "$tmp/snippets/script/." "$proj/"
 check "node example.mjs prints Ada" test "$(cd "$proj" && node example.mjs)" = Ada
 check "node isolation.mjs (snapshot, restore, reset) prints Ada" test "$(cd "$proj" && node isolation.mjs)" = Ada
+check "node load.mjs (fixtures/people.jsonl) prints what it loaded, and Grace" test "$(cd "$proj" && node load.mjs)" = "$(printf '%s\n' "{ tables: [ { table: 'people', entities: 2 } ], entities: 2 }" Grace)"
 
 # runner NAME DIR CMD...: runs a test runner in DIR; its JSON report
 # ($tmp/NAME.json) must count at least one passed test and none failed,
