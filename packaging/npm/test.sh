@@ -21,7 +21,8 @@
 #    the shell lines, the example scripts (one loads fixtures/people.jsonl), and the vitest, jest and mocha
 #    setups with their test files (create a table, upsert, get, query
 #    through @azure/data-tables); and docs/isolation.md's vitest set-up
-#    (snapshot, restore before each test, reset).
+#    (load its fixtures/people.jsonl and snapshot in globalSetup, restore
+#    before each test).
 # 4. Checks the launcher (version, SIGTERM and SIGINT through npx and
 #    directly, a killed server, an unsupported platform, a missing platform
 #    package, TABLEEMU_BINARY), the helper (packaging/npm/test/helper.test.js with
@@ -272,9 +273,10 @@ runner vitest "$proj/vitest" npx vitest run --reporter=default --reporter=json -
 cp "$proj/jest/tables.test.js" "$proj/jest/tables.again.test.js"
 runner jest "$proj/jest" npx jest --maxWorkers=2 --json --outputFile="$tmp/jest.json"
 runner mocha "$proj/mocha" npx mocha --reporter json --reporter-option "output=$tmp/mocha.json"
-# docs/isolation.md's vitest set-up: setup() in globalSetup, and the test
-# file restoring a snapshot before each test through the module-level
-# functions, in the worker.
+# docs/isolation.md's vitest set-up: setup(), load() of the doc's fixture
+# file and snapshot() in globalSetup, and the test file restoring the
+# snapshot before each test through the module-level functions, in the
+# worker.
 node packaging/npm/test/snippets.js docs/isolation.md "$tmp/isolation" >"$tmp/isolation.list"
 if [ -d "$tmp/isolation/isolation" ]; then
   cp -R "$tmp/isolation/isolation" "$proj/isolation"
