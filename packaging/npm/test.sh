@@ -26,7 +26,8 @@
 # 4. Checks the launcher (version, SIGTERM and SIGINT through npx and
 #    directly, a killed server, an unsupported platform, a missing platform
 #    package, TABLEEMU_BINARY), the helper (packaging/npm/test/helper.test.js with
-#    node --test) and the TypeScript types (tsc on packaging/npm/test/types), and
+#    node --test), load()'s memory script (packaging/npm/test/load-memory.js, 20,000
+#    entities) and the TypeScript types (tsc on packaging/npm/test/types), and
 #    runs packaging/npm/bench.sh --quick.
 #
 # Prints one line per check and "npm-package: N passed, N failed".
@@ -294,6 +295,10 @@ hp=$(awk '/^# pass /{n=$3} END{print n+0}' "$tmp/helper.tap")
 hf=$(awk '/^# fail /{n=$3} END{print n+0}' "$tmp/helper.tap")
 passed=$((passed + hp)) failed=$((failed + hf))
 [ $rc -eq 0 ] || [ "$hf" -gt 0 ] || bad "node --test exited $rc"
+
+step "packaging/npm/test/load-memory.js 20000 (docs/javascript.md's load() figures come from its run with 300000)"
+cp packaging/npm/test/load-memory.js "$proj/"
+check "load-memory.js loads its file and prints the figures" bash -c "cd '$proj' && node load-memory.js 20000 | tee /dev/stderr | grep -q '^load of 20000 entities (.*): .* s; peak RSS [0-9]* MiB'"
 
 step "the TypeScript types (tsc on packaging/npm/test/types)"
 cp -R packaging/npm/test/types "$proj/types"
