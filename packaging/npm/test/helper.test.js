@@ -365,6 +365,16 @@ test("load: a bad line is the server's code and names the file and line; nothing
       tableemu.load(dir, { connectionString: emu.connectionString.replace(/AccountKey=[^;]+/, "AccountKey=a2V5") }),
       (err) => err.status === 403 && err.code === "AuthenticationFailed",
     );
+    // Service properties the service refuses: its code and message, from its XML error.
+    const props = path.join(tmp, "props");
+    fs.mkdirSync(props);
+    fs.writeFileSync(path.join(props, "tableemu.json"), JSON.stringify({ format: "tableemu-jsonl/1", serviceProperties: "<StorageServiceProperties><Cors><CorsRule>", tables: [] }));
+    await assert.rejects(emu.load(props), (err) => {
+      assert.equal(err.name, "TableemuError");
+      assert.deepEqual([err.status, err.code], [400, "InvalidXmlDocument"]);
+      assert.match(err.message, /^tableemu load\(".*props"\), the service properties of tableemu\.json: 400 InvalidXmlDocument: XML specified is not syntactically valid\.$/);
+      return true;
+    });
     fs.writeFileSync(path.join(dir, "tableemu.json"), '{"format":"something-else"}');
     await assert.rejects(emu.load(dir), /tableemu\.json: format "something-else", not "tableemu-jsonl\/1"/);
     await assert.rejects(emu.load(path.join(dir, "tableemu.json")), /is neither a directory nor a \.jsonl file/);

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import html
 import json
 import os
 import re
@@ -241,12 +242,14 @@ class Connection:
             with opener.open(req, timeout=600) as resp:
                 return resp.read()
         except urlerror.HTTPError as e:
-            raise _refusal(what, e.code, e.headers.get("x-ms-error-code", ""), e.read(), self.url, ours) from None
+            raise _refusal(what, e.code, e.headers.get("x-ms-error-code", ""), e.read(), self.url, ours, bool(comp)) from None
         except OSError as e:
             raise TableemuError(f"tableemu {what}: no answer from {self.url} ({e}): is the server running?") from None
 
 
-def _refusal(what: str, status: int, code: str, body: bytes, url: str, ours: str = "reset and snapshots are") -> TableemuError:
+def _refusal(
+    what: str, status: int, code: str, body: bytes, url: str, ours: str = "reset and snapshots are", table_api: bool = False
+) -> TableemuError:
     """The server's refusal as a TableemuError, in one line."""
     try:
         e = json.loads(body)["odata.error"]
@@ -254,10 +257,11 @@ def _refusal(what: str, status: int, code: str, body: bytes, url: str, ours: str
         # The service's text and tableemu's hint line, joined into one.
         message = e["message"]["value"].split("\nRequestId:")[0].replace("\n", " ")
     except (ValueError, KeyError, TypeError):
-        # The Table API's XML errors (Set Table Service Properties).
-        m = re.search(rb"<Message>(.*?)</Message>", body or b"", flags=re.S)
+        # The Table API's XML errors (Set Table Service Properties): OData's
+        # <m:error><m:code/><m:message/></m:error>.
+        m = re.search(rb"<(?:\w+:)?message[^>]*>(.*?)</(?:\w+:)?message>", body or b"", flags=re.S | re.I) if table_api else None
         if code and m:
-            message = m.group(1).decode("utf-8", "replace").split("\nRequestId:")[0].replace("\n", " ")
+            message = html.unescape(m.group(1).decode("utf-8", "replace")).split("\nRequestId:")[0].replace("\n", " ")
         else:
             message = f"{url} may not be tableemu: {ours} tableemu's own"
     err = TableemuError(f"tableemu {what}: {status} {code}: {message}")

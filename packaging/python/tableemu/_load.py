@@ -154,7 +154,7 @@ def load(conn: "Connection", path: str, mode: str) -> Dict[str, Any]:
         conn._send(
             "PUT",
             f"{base}/?restype=service&comp=properties",
-            what,
+            f"{what}, the service properties of {MANIFEST}",
             {"Content-Type": "application/xml"},
             properties.encode("utf-8"),
             comp="properties",

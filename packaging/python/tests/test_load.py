@@ -131,6 +131,14 @@ def test_load_refusals(tmp_path):
         with pytest.raises(pkg.TableemuError) as e:
             pkg.Connection(wrong).load(bad)
         assert (e.value.status, e.value.code) == (403, "AuthenticationFailed")
+        # Service properties the service refuses: its code and message, from its XML error.
+        props = tmp_path / "props"
+        props.mkdir()
+        (props / "tableemu.json").write_text('{"format":"tableemu-jsonl/1","serviceProperties":"<StorageServiceProperties><Cors><CorsRule>","tables":[]}')
+        with pytest.raises(pkg.TableemuError) as e:
+            server.load(props)
+        assert (e.value.status, e.value.code) == (400, "InvalidXmlDocument")
+        assert str(e.value).endswith("props'), the service properties of tableemu.json: 400 InvalidXmlDocument: XML specified is not syntactically valid.")
         (bad / "tableemu.json").write_text('{"format":"something-else"}')
         with pytest.raises(pkg.TableemuError, match=r'tableemu\.json: format "something-else", not "tableemu-jsonl/1"'):
             server.load(bad)

@@ -143,7 +143,8 @@ async function load(p, options = {}) {
     // properties are not one of tableemu's own endpoints).
     const url = new URL(kv.TableEndpoint.replace(/\/?$/, "/"));
     url.search = "?restype=service&comp=properties";
-    await send(kv, "PUT", url, { headers: { "Content-Type": "application/xml" }, body: properties, comp: "properties", ours }, what);
+    const headers = { "Content-Type": "application/xml" };
+    await send(kv, "PUT", url, { headers, body: properties, comp: "properties", ours }, `${what}, the service properties of ${MANIFEST}`);
   }
   return out;
 }

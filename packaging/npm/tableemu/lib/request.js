@@ -71,13 +71,13 @@ async function send(kv, method, url, init, what) {
     throw new Error(`tableemu ${what}: no answer from ${url.origin} (${err.cause?.code ?? err.message}): is the server running?`);
   }
   const text = await res.text();
-  if (!res.ok) throw refusal(res, text, url, what, init.ours);
+  if (!res.ok) throw refusal(res, text, url, what, init.ours, Boolean(init.comp));
   return text;
 }
 
 // refusal is the server's error as one line: the service's code and
 // message, then tableemu's hint, as tableemu writes them.
-function refusal(res, text, url, what, ours) {
+function refusal(res, text, url, what, ours, tableAPI) {
   let code = res.headers.get("x-ms-error-code") ?? "";
   let message;
   try {
@@ -86,10 +86,12 @@ function refusal(res, text, url, what, ours) {
     // The service's text and tableemu's hint line, joined into one.
     message = e.message.value.split("\nRequestId:")[0].replaceAll("\n", " ");
   } catch {
-    // The Table API's XML errors (Set Table Service Properties).
-    const m = /<Message>([\s\S]*?)<\/Message>/.exec(text);
+    // The Table API's XML errors (Set Table Service Properties): OData's
+    // <m:error><m:code/><m:message/></m:error>.
+    const m = tableAPI && /<(?:\w+:)?message[^>]*>([\s\S]*?)<\/(?:\w+:)?message>/i.exec(text);
     if (code && m) {
-      message = m[1].split("\nRequestId:")[0].replaceAll("\n", " ");
+      const xml = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+      message = m[1].split("\nRequestId:")[0].replaceAll("\n", " ").replace(/&(lt|gt|amp|quot|apos);/g, (_, e) => xml[e]);
     } else {
       // Not tableemu (Azurite answers 400 with no such endpoint).
       message = `${res.status} from ${url.origin}, which may not be tableemu: ${ours ?? "reset and snapshots"} are tableemu's own`;
