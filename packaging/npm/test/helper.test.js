@@ -361,8 +361,12 @@ test("load: a bad line is the server's code and names the file and line; nothing
     );
 
     await assert.rejects(emu.load(path.join(tmp, "nothing-here")), /^Error: tableemu load\(.*\): .*nothing-here does not exist: give a directory of <table>\.jsonl files/);
+    // A wrong key, with a file larger than the server reads of a body it
+    // refuses before reading: the refusal, not a broken connection.
+    const big = path.join(tmp, "big.jsonl");
+    fs.writeFileSync(big, Array.from({ length: 4000 }, (_, i) => `{"PartitionKey":"p","RowKey":"${i}","s":"${"x".repeat(1000)}"}\n`).join(""));
     await assert.rejects(
-      tableemu.load(dir, { connectionString: emu.connectionString.replace(/AccountKey=[^;]+/, "AccountKey=a2V5") }),
+      tableemu.load(big, { connectionString: emu.connectionString.replace(/AccountKey=[^;]+/, "AccountKey=a2V5") }),
       (err) => err.status === 403 && err.code === "AuthenticationFailed",
     );
     // Service properties the service refuses: its code and message, from its XML error.

@@ -207,6 +207,20 @@ class Connection:
         body = self._send(method, path, what)
         return json.loads(body) if body else None
 
+    def _signed(self, path: str, what: str, comp: str = "") -> Dict[str, str]:
+        """The headers that sign a request for path (with its query)."""
+        if not self.account_key:
+            raise TableemuError(f"tableemu {what}: the connection string has no AccountKey, which signs the request")
+        date = formatdate(usegmt=True)
+        key = base64.b64decode(self.account_key)
+        resource = f"/{self.account_name}{path.split('?', 1)[0]}" + (f"?comp={comp}" if comp else "")
+        sig = base64.b64encode(hmac.new(key, f"{date}\n{resource}".encode(), hashlib.sha256).digest())
+        return {
+            "x-ms-date": date,
+            "x-ms-version": "2019-02-02",
+            "Authorization": f"SharedKeyLite {self.account_name}:{sig.decode()}",
+        }
+
     def _send(
         self,
         method: str,
@@ -222,20 +236,11 @@ class Connection:
         /<account><path as sent>, with ``?comp=`` when the URL has it. The
         Authorization header is also what tableemu's cross-origin check
         asks of a request that changes something (docs/security.md)."""
-        if not self.account_key:
-            raise TableemuError(f"tableemu {what}: the connection string has no AccountKey, which signs the request")
-        date = formatdate(usegmt=True)
-        key = base64.b64decode(self.account_key)
-        resource = f"/{self.account_name}{path.split('?', 1)[0]}" + (f"?comp={comp}" if comp else "")
-        sig = base64.b64encode(hmac.new(key, f"{date}\n{resource}".encode(), hashlib.sha256).digest())
         if data is None and method in ("POST", "PUT"):
             data = b""
         req = urlrequest.Request(self.url + path, method=method, data=data)
-        for k, v in (headers or {}).items():
+        for k, v in {**(headers or {}), **self._signed(path, what, comp)}.items():
             req.add_header(k, v)
-        req.add_header("x-ms-date", date)
-        req.add_header("x-ms-version", "2019-02-02")
-        req.add_header("Authorization", f"SharedKeyLite {self.account_name}:{sig.decode()}")
         # Never through a proxy from the environment: the server is ours.
         opener = urlrequest.build_opener(urlrequest.ProxyHandler({}))
         try:

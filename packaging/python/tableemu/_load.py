@@ -27,6 +27,7 @@ tables the files name; the account's other tables stay.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -115,6 +116,33 @@ def _ascii_json(v: Any) -> str:
 _LINE = re.compile(r"\bline (\d+)\b")
 
 
+def _upload(conn: "Connection", path: str, what: str, headers: Dict[str, str], f: Any, ours: str) -> bytes:
+    """POSTs the file f to path and returns the answer's body. Through
+    http.client rather than urllib: a server that refuses the request
+    before reading its body (a wrong key, an unknown account) answers and
+    stops reading, and the rest of the file then fails to send (a broken
+    pipe). urllib reports only that; here the answer, already received, is
+    read and its refusal raised."""
+    from . import TableemuError, _refusal
+
+    cls = http.client.HTTPSConnection if conn.url.startswith("https:") else http.client.HTTPConnection
+    c = cls(conn.host, conn.port, timeout=600)
+    try:
+        try:
+            c.request("POST", path, body=f, headers={**headers, **conn._signed(path, what)})
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the answer, if any, says why
+        resp = c.getresponse()
+        body = resp.read()
+    except OSError as e:
+        raise TableemuError(f"tableemu {what}: no answer from {conn.url} ({e}): is the server running?") from None
+    finally:
+        c.close()
+    if resp.status >= 300:
+        raise _refusal(what, resp.status, resp.headers.get("x-ms-error-code", ""), body, conn.url, ours)
+    return body
+
+
 def load(conn: "Connection", path: str, mode: str) -> Dict[str, Any]:
     from . import TableemuError
 
@@ -139,7 +167,7 @@ def load(conn: "Connection", path: str, mode: str) -> Dict[str, Any]:
             f.seek(start)
             headers["Content-Length"] = str(os.fstat(f.fileno()).st_size - start)
             try:
-                body = conn._send("POST", f"{prefix}{quote(t.table, safe='')}?mode={mode}", what, headers, f, ours=ours)
+                body = _upload(conn, f"{prefix}{quote(t.table, safe='')}?mode={mode}", what, headers, f, ours)
             except TableemuError as e:
                 # The body is the file, line for line: "line N" of the
                 # server's refusal is the file's line N.

@@ -127,9 +127,13 @@ def test_load_refusals(tmp_path):
 
         with pytest.raises(pkg.TableemuError, match=r"nothing-here does not exist: give a directory of <table>\.jsonl files"):
             server.load(tmp_path / "nothing-here")
+        # A wrong key, with a file larger than the server reads of a body
+        # it refuses before reading: the refusal, not the broken pipe.
+        big = tmp_path / "big.jsonl"
+        big.write_text("".join(f'{{"PartitionKey":"p","RowKey":"{i:06}","s":"{"x" * 1000}"}}\n' for i in range(4000)))
         wrong = server.connection_string.replace(server.account_key, "a2V5")
         with pytest.raises(pkg.TableemuError) as e:
-            pkg.Connection(wrong).load(bad)
+            pkg.Connection(wrong).load(big)
         assert (e.value.status, e.value.code) == (403, "AuthenticationFailed")
         # Service properties the service refuses: its code and message, from its XML error.
         props = tmp_path / "props"
