@@ -55,7 +55,8 @@ if want fuzz; then
     "./emulator FuzzBatch" \
     "./emulator FuzzXMLBodies" \
     "./emulator FuzzResourcePath" \
-    "./auth FuzzSAS"; do
+    "./auth FuzzSAS" \
+    "./emulator/transfer FuzzCSVSource"; do
     set -- $spec
     if [ -n "${FUZZ_ONLY:-}" ] && [ "$2" != "$FUZZ_ONLY" ]; then continue; fi
     if [ -n "${FUZZ_EXCEPT:-}" ] && [ "$2" = "$FUZZ_EXCEPT" ]; then continue; fi

@@ -51,9 +51,10 @@ func (s *Server) serveTool(c *call) {
 
 // tool serves some of tableemu's own endpoints under /_tableemu/ (the
 // insights report: emulator/insights; reset and snapshots:
-// emulator/isolation; import and export: emulator/transfer). It writes its answer to w, or returns the error
-// for the one error writer (errors.go), so that its failures look like
-// the service's; note is for the access log line.
+// emulator/isolation; import and export: emulator/transfer). It writes
+// its answer to w, or returns the error for the one error writer
+// (errors.go), so that its failures look like the service's; note is for
+// the access log line.
 type tool interface {
 	ServeTool(w http.ResponseWriter, r *http.Request) (note string, err error)
 }

@@ -39,9 +39,11 @@ func newTransfer(s *Server) *transfer.Transfer {
 // transaction, all of it or none: a source account with a name goes to
 // the account of that name, one without to o.Account. A table the account
 // has already is refused, replaced or merged as o.Mode says (fail by
-// default); the source's service properties, when it has any, replace
-// the account's. It is what `tableemu import` runs with --location or
-// --database; see docs/transfer.md for the sources.
+// default); the source's service properties, when it has any, are set as
+// Set Table Service Properties sets them, after the account's tables. It
+// is what `tableemu import` runs with --location or --database; see
+// docs/transfer.md for the sources (transfer.OpenDir, OpenCSV,
+// OpenAzurite, OpenEndpoint).
 func (s *Server) Import(ctx context.Context, src transfer.Source, o transfer.Options) (transfer.Summary, error) {
 	return s.xfer.Import(ctx, src, o)
 }
@@ -49,7 +51,9 @@ func (s *Server) Import(ctx context.Context, src transfer.Source, o transfer.Opt
 // Export writes o.Account's tables (o.Tables of them, when given) to
 // sink, with their stored access policies and the account's service
 // properties: each table from one consistent read, its entities streamed
-// (never a whole table in memory).
+// (never a whole table in memory). The caller closes sink; a failed
+// export has told it first (transfer.Aborter), so that a
+// transfer.NewDirSink leaves its directory as it was.
 func (s *Server) Export(ctx context.Context, sink transfer.Sink, o transfer.Options) (transfer.Summary, error) {
 	return s.xfer.Export(ctx, sink, o)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,37 @@ func TestTransferHTTPInvalidLine(t *testing.T) {
 				t.Errorf("the refused import left its table: %d", r.StatusCode)
 			}
 		})
+	}
+}
+
+// TestTransferTimesOutOnALockedDatabase: while another program holds the
+// SQLite database's write lock, an import answers 500 OperationTimedOut at
+// the endpoints' deadline (Config.IsolationTimeout) with a hint saying
+// what that means, and wrote nothing; an export, a read, still answers.
+func TestTransferTimesOutOnALockedDatabase(t *testing.T) {
+	const limit = time.Second
+	s, err := New(Config{Location: t.TempDir(), Silent: true, IsolationTimeout: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	load(t, hs, DevAccount, "Orders", "a", 3)
+	before := state(t, hs, DevAccount)
+	release := holdWriteLock(t, s.DatabasePath())
+	start := time.Now()
+	r := as(t, hs, DevAccount, "POST", xferPath(DevAccount, "/import/New"), `{"PartitionKey":"p","RowKey":"1"}`, 0)
+	took := time.Since(start)
+	wantHint(t, readError(t, r), 500, "OperationTimedOut", "Operation could not be completed within the specified time.",
+		"the import did not finish within 1s", "applied whole or not at all")
+	if took < limit-50*time.Millisecond || took > limit+time.Second {
+		t.Errorf("answered after %v, limit %v", took, limit)
+	}
+	if r := as(t, hs, DevAccount, "GET", xferPath(DevAccount, "/export/Orders"), "", 200); strings.Count(r.body, "\n") != 3 {
+		t.Errorf("an export while locked: %s", r.body)
+	}
+	release()
+	if got := state(t, hs, DevAccount); got != before {
+		t.Errorf("after the timed-out import the account is\n%s\nwant\n%s", got, before)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,15 +29,27 @@ import (
 // sends the same work to the server's endpoints: the same sinks and
 // sources either way.
 
-const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--force] DIR [server flags]
+const transferHelp = `Usage: tableemu export [--account NAME] [--tables A,B] [--force] [--format jsonl|csv] DIR [server flags]
        tableemu import [--account NAME] [--tables A,B] [--mode fail|replace|merge] DIR|FILE.jsonl [server flags]
+       tableemu import [...] --from "CONNECTION STRING|SAS URL" [server flags]
+       tableemu import [...] --from-azurite DIR [server flags]
+       tableemu import [...] FILE.csv|DIR [server flags]   (Storage Explorer's CSV)
 
 export writes an account's tables to DIR, one JSON Lines file per table
 (each line an entity, its EDM types kept) and a manifest with the tables'
 stored access policies and the account's service properties. import reads
 such a directory, or one FILE.jsonl (a table named after the file), into
 the account: each table in one transaction, all of it or none; a line the
-service would refuse is named, with why. See docs/transfer.md.
+service would refuse is named, with why. It also reads:
+  FILE.csv            a table exported by Azure Storage Explorer (or a
+                      directory of such files and no .jsonl, a table a file)
+  --from SOURCE       another Table endpoint (Azure, Azurite, another
+                      tableemu): a connection string or a URL with a SAS,
+                      types and Timestamps kept
+  --from-azurite DIR  what an Azurite table service kept in its data
+                      directory (stop it with Ctrl-C first), every account's
+                      tables to the account of the same name
+See docs/transfer.md.
 
 Where: a running server at --tableHost and --tablePort (default
 127.0.0.1:10002; https with --cert, whose certificate is trusted); or, with
@@ -51,6 +65,9 @@ database directly, for every instance serving it.
   --tables A,B        only these tables (any case); default: all
   --force             export into a DIR that holds an earlier export,
                       replacing it (its tables this export lacks go too)
+  --format csv        export Azure Storage Explorer's CSV, a <table>.csv a
+                      table, instead of JSON Lines (no policies or service
+                      properties: the CSV has no place for them)
   --mode MODE         what import does with a table the account has: fail
                       (the default; nothing is imported), replace (the
                       table is deleted and imported again) or merge (the
@@ -65,21 +82,27 @@ go; otherwise a line per table when it is done. Exit status: 0 done,
 // xferArgs is a parsed export or import command line.
 type xferArgs struct {
 	where
-	cmd    string // "export" or "import"
-	path   string // DIR, or FILE.jsonl
-	tables []string
-	force  bool
-	mode   transfer.Mode
-	// progress hears how far each table has come (progressPrinter).
+	cmd  string // "export" or "import"
+	path string // DIR, or FILE.jsonl
+	from string // import --from: a connection string or SAS URL
+	// fromAzurite is import --from-azurite: an Azurite data directory.
+	fromAzurite string
+	tables      []string
+	force       bool
+	format      string // export --format: "jsonl" ("") or "csv"
+	mode        transfer.Mode
+	// progress hears how far each table has come, and copying how far a
+	// table read from another endpoint (progressPrinter).
 	progress func(transfer.Progress)
+	copying  func(table string, entities int)
 }
 
 // parseTransfer reads `tableemu export|import ...`.
 func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error) {
 	a := xferArgs{cmd: cmd}
-	own := map[string]bool{"tables": true, "force": false}
+	own := map[string]bool{"tables": true, "force": false, "format": true}
 	if cmd == "import" {
-		own = map[string]bool{"tables": true, "mode": true}
+		own = map[string]bool{"tables": true, "mode": true, "from": true, "from-azurite": true}
 	}
 	w, vals, pos, err := splitArgs(args, own)
 	if errors.Is(err, flag.ErrHelp) {
@@ -92,10 +115,20 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 	a.where = w
 	a.create = cmd == "import"
 	what := map[string]string{"export": "DIR", "import": "DIR or FILE.jsonl"}[cmd]
-	switch len(pos) {
-	case 0:
+	a.from, a.fromAzurite = vals["from"], vals["from-azurite"]
+	switch n := len(pos); {
+	case a.from != "" && a.fromAzurite != "":
+		return a, errors.New("--from or --from-azurite, not both")
+	case n == 0 && (a.from != "" || a.fromAzurite != ""):
+	case n > 0 && a.from != "":
+		return a, fmt.Errorf("--from or %s, not both: %q", what, pos[0])
+	case n > 0 && a.fromAzurite != "":
+		return a, fmt.Errorf("--from-azurite or %s, not both: %q", what, pos[0])
+	case n == 0 && cmd == "import":
+		return a, errors.New("say what to import: tableemu import DIR or FILE.jsonl, tableemu import --from SOURCE, or tableemu import --from-azurite DIR")
+	case n == 0:
 		return a, fmt.Errorf("say where: tableemu %s %s", cmd, what)
-	case 1:
+	case n == 1:
 		a.path = pos[0]
 	default:
 		return a, fmt.Errorf("one %s, not %q and %q", what, pos[0], pos[1])
@@ -112,6 +145,11 @@ func parseTransfer(cmd string, args []string, stdout io.Writer) (xferArgs, error
 		}
 	}
 	a.force = vals["force"] == "true"
+	switch a.format = vals["format"]; a.format {
+	case "", "jsonl", "csv":
+	default:
+		return a, fmt.Errorf("--format %s: the formats are jsonl (the default) and csv (Azure Storage Explorer's)", a.format)
+	}
 	a.mode = transfer.Mode(vals["mode"])
 	switch a.mode {
 	case "", transfer.ModeFail, transfer.ModeReplace, transfer.ModeMerge:
@@ -135,7 +173,7 @@ func transferCmd(cmd string, args []string, stdout, stderr io.Writer, tty bool) 
 		return exitUsage
 	}
 	p := &progressPrinter{w: stderr, tty: tty, prefix: prefix}
-	a.progress = p.report
+	a.progress, a.copying = p.report, p.copying
 	lines, err := a.run()
 	p.end()
 	if err != nil {
@@ -181,18 +219,35 @@ func (a xferArgs) summary(sum transfer.Summary) string {
 	if a.cmd == "export" {
 		return fmt.Sprintf("%s: %d tables, %d entities exported to %s", a.account, sum.Tables, sum.Entities, a.path)
 	}
-	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, a.path, a.account, cmpOr(a.mode, transfer.ModeFail))
+	from, into := a.path, a.account
+	switch {
+	case a.from != "":
+		from = "the endpoint of --from" // never the string itself: it may hold a key
+	case a.fromAzurite != "":
+		from, into = "Azurite's "+a.fromAzurite, "the accounts of the same names"
+	}
+	return fmt.Sprintf("%d tables, %d entities imported from %s into %s, mode %s", sum.Tables, sum.Entities, from, into, modeOrFail(a.mode))
 }
 
-func cmpOr(m, d transfer.Mode) transfer.Mode {
+// modeOrFail is m, or the default mode when none was given.
+func modeOrFail(m transfer.Mode) transfer.Mode {
 	if m == "" {
-		return d
+		return transfer.ModeFail
 	}
 	return m
 }
 
+// sink is where an export writes: JSON Lines, or with --format csv
+// Storage Explorer's CSV (docs/transfer.md).
+func (a xferArgs) sink() (transfer.Sink, error) {
+	if a.format == "csv" {
+		return transfer.NewCSVSink(a.path, a.force)
+	}
+	return transfer.NewDirSink(a.path, a.force)
+}
+
 func (a xferArgs) exportOffline(srv *emulator.Server) ([]string, error) {
-	sink, err := transfer.NewDirSink(a.path, a.force)
+	sink, err := a.sink()
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +266,7 @@ func (a xferArgs) client(base string, c *http.Client) *transfer.Client {
 }
 
 func (a xferArgs) exportOnline(base string, c *http.Client) ([]string, error) {
-	sink, err := transfer.NewDirSink(a.path, a.force)
+	sink, err := a.sink()
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +287,16 @@ func (a xferArgs) importOffline(srv *emulator.Server) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{a.summary(sum)}, nil
+	return append(skipped(src), a.summary(sum)), nil
+}
+
+// skipped says which tables of src were left out, and why (an Azurite
+// table whose name Azure does not allow): "<where>: not imported: <why>".
+func skipped(src transfer.Source) []string {
+	if az, ok := src.(*transfer.AzuriteSource); ok {
+		return slices.Clone(az.Skipped())
+	}
+	return nil
 }
 
 func (a xferArgs) importOnline(base string, c *http.Client) ([]string, error) {
@@ -245,7 +309,7 @@ func (a xferArgs) importOnline(base string, c *http.Client) ([]string, error) {
 	if err != nil {
 		return nil, connectOr(base, err)
 	}
-	return []string{a.summary(sum)}, nil
+	return append(skipped(src), a.summary(sum)), nil
 }
 
 // connectOr is err, or for a server that does not answer what to do
@@ -262,11 +326,44 @@ func connectOr(base string, err error) error {
 // flag in parseTransfer's own).
 func openSource(a xferArgs) (transfer.Source, error) {
 	switch {
+	case a.from != "":
+		// Another Table endpoint: a connection string or a SAS URL
+		// (docs/transfer.md, "From another Table endpoint").
+		return transfer.OpenEndpoint(context.Background(), a.from, transfer.EndpointOptions{Progress: a.copying})
+	case a.fromAzurite != "":
+		// An Azurite data directory: every account's tables go to the
+		// account of the same name (docs/transfer.md, "From Azurite").
+		return transfer.OpenAzurite(a.fromAzurite)
+	case strings.EqualFold(filepath.Ext(a.path), ".csv") || csvDir(a.path):
+		// Azure Storage Explorer's CSV: one FILE.csv, a table named after
+		// it, or a directory of them (docs/transfer.md, "Storage
+		// Explorer's CSV").
+		return transfer.OpenCSV(a.path)
 	default:
 		// A directory an export wrote (or of JSON Lines files), or one
 		// FILE.jsonl.
 		return transfer.OpenDir(a.path)
 	}
+}
+
+// csvDir reports whether dir holds CSV files and nothing of JSON Lines
+// (no .jsonl file, no manifest): Storage Explorer's exports, one table a
+// file.
+func csvDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	csv := false
+	for _, e := range entries {
+		switch ext := strings.ToLower(filepath.Ext(e.Name())); {
+		case ext == ".jsonl" || e.Name() == transfer.ManifestName:
+			return false
+		case ext == ".csv":
+			csv = true
+		}
+	}
+	return csv
 }
 
 // progressPrinter shows Progress on stderr: on a terminal, one line
@@ -299,6 +396,17 @@ func (p *progressPrinter) report(pr transfer.Progress) {
 	case pr.Table != p.table || time.Since(p.last) >= progressInterval:
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.last, p.table, p.open = time.Now(), pr.Table, true
+	}
+}
+
+// copying shows how far a table read from another endpoint has come: on
+// a terminal only (elsewhere the import's line per table says enough).
+func (p *progressPrinter) copying(table string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && (table != p.table || time.Since(p.last) >= progressInterval) {
+		fmt.Fprintf(p.w, "\r\033[Kcopying %s: %s entities", table, thousands(n))
+		p.last, p.table, p.open = time.Now(), table, true
 	}
 }
 

@@ -267,6 +267,18 @@ func TestTransferCommandErrors(t *testing.T) {
 	if got := tablesOf(t, cs); len(got) != 0 {
 		t.Errorf("a refused import left tables: %v", got)
 	}
+	// Mode fail with one table of two there already: refused before
+	// anything is sent.
+	os.Mkdir(filepath.Join(cwd, "two"), 0o755)
+	os.WriteFile(filepath.Join(cwd, "two", "Aaa.jsonl"), []byte(`{"PartitionKey":"p","RowKey":"1"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(cwd, "two", "Zzz.jsonl"), []byte(`{"PartitionKey":"p","RowKey":"1"}`+"\n"), 0o644)
+	createTables(t, cs, "zzz")
+	if _, errOut := cli2(t, cwd, 1, "import", "--tablePort", port, "two"); !strings.Contains(errOut, "409 TableAlreadyExists") {
+		t.Errorf("online, a table there already: %q", errOut)
+	}
+	if got := tablesOf(t, cs); strings.Join(got, ",") != "zzz" {
+		t.Errorf("a refused import left tables: %v", got)
+	}
 	// Offline: the file's place too, and no table.
 	dir := t.TempDir()
 	_, errOut = cli2(t, cwd, 1, "import", "--location", dir, "bad")
@@ -280,7 +292,10 @@ func TestTransferCommandErrors(t *testing.T) {
 		says string
 	}{
 		{2, []string{"export"}, "say where: tableemu export DIR"},
-		{2, []string{"import", "--tablePort", port}, "say where: tableemu import DIR or FILE.jsonl"},
+		{2, []string{"import", "--tablePort", port}, "say what to import: tableemu import DIR or FILE.jsonl, tableemu import --from SOURCE, or tableemu import --from-azurite DIR"},
+		{2, []string{"import", "--from", "x", "--from-azurite", "y"}, "--from or --from-azurite, not both"},
+		{2, []string{"import", "--from-azurite", "y", "dir"}, `--from-azurite or DIR or FILE.jsonl, not both: "dir"`},
+		{2, []string{"import", "--from", "UseDevelopmentStorage=true", "dir"}, `--from or DIR or FILE.jsonl, not both: "dir"`},
 		{2, []string{"export", "a", "b"}, `one DIR, not "a" and "b"`},
 		{2, []string{"import", "--mode", "upsert", "x"}, "--mode upsert: the modes are fail"},
 		{2, []string{"export", "--tables", ",", "x"}, "--tables names no table"},
@@ -461,5 +476,27 @@ func TestTransferCommandHandWritten(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("%d entities imported, want 2", n)
+	}
+}
+
+// TestTransferCommandFrom: tableemu import --from copies another tableemu,
+// named by its connection string, into a running server: the same
+// entities to the Timestamps, policies and properties (the account key
+// reads them); the summary does not show the connection string.
+func TestTransferCommandFrom(t *testing.T) {
+	a := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--silent")
+	_, csA := a.ready()
+	fill(t, csA, 20)
+	b := startProc(t, "", "--tablePort", "0", "--inMemoryPersistence", "--silent")
+	portB, csB := b.ready()
+	out, errOut := cli2(t, "", 0, "import", "--from", csA, "--tablePort", portB)
+	if out != "tableemu import: 2 tables, 21 entities imported from the endpoint of --from into devstoreaccount1, mode fail (http://127.0.0.1:"+portB+")\n" {
+		t.Errorf("import --from printed %q", out)
+	}
+	if key := "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq"; strings.Contains(out+errOut, key) {
+		t.Errorf("the output shows the key: %q %q", out, errOut)
+	}
+	if got, want := dump(t, csB), dump(t, csA); got != want {
+		t.Errorf("the copy:\n%s\nwant\n%s", got, want)
 	}
 }

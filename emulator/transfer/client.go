@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,8 +43,9 @@ type Client struct {
 
 // Export writes o.Account's tables (o.Tables of them, when given) to
 // sink: the manifest's service properties and policies, then each
-// table's entities as the server streams them. It closes sink, after
-// telling it of a failure (Abort) when it can undo what it wrote.
+// table's entities as the server streams them. A name of o.Tables the
+// account lacks is refused before anything is written. It closes sink,
+// after telling it of a failure (Abort) when it can undo what it wrote.
 func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary, err error) {
 	defer func() {
 		if a, ok := sink.(Aborter); ok && err != nil {
@@ -54,27 +56,32 @@ func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary,
 		}
 	}()
 	account := o.Account
-	var m manifest
-	body, err := c.do(ctx, http.MethodGet, account, "/export", "", nil, nil)
+	m, err := c.manifest(ctx, account)
 	if err != nil {
 		return sum, err
 	}
-	err = json.NewDecoder(body).Decode(&m)
-	body.Close()
-	if err != nil {
-		return sum, fmt.Errorf("the server's manifest of %s: %v", account, err)
+	tables := m.Tables
+	if o.Tables != nil {
+		names := make([]string, len(tables))
+		for i, mt := range tables {
+			names[i] = mt.Name
+		}
+		if names, err = onlyNames(names, o.Tables, account); err != nil {
+			return sum, err
+		}
+		tables = tables[:0]
+		for _, mt := range m.Tables {
+			if slices.Contains(names, mt.Name) {
+				tables = append(tables, mt)
+			}
+		}
 	}
 	if m.ServiceProperties != "" {
 		if err := sink.Properties(account, []byte(m.ServiceProperties)); err != nil {
 			return sum, err
 		}
 	}
-	want := chosen(o.Tables)
-	for _, mt := range m.Tables {
-		if want != nil && !want[strings.ToLower(mt.Name)] {
-			continue
-		}
-		delete(want, strings.ToLower(mt.Name))
+	for _, mt := range tables {
 		ti := TableInfo{Account: account, Name: mt.Name}
 		if ti.ACL, err = mt.policies(); err != nil {
 			return sum, fmt.Errorf("the policies of table %s in the server's manifest: %v", mt.Name, err)
@@ -86,22 +93,21 @@ func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary,
 		}
 		sum.Tables++
 	}
-	for name := range want {
-		return sum, tableemu.New(tableemu.TableNotFound).WithHint("account %s has no table %q.", account, name)
-	}
 	return sum, nil
 }
 
-// chosen is o.Tables as a set of lower-cased names, nil for all.
-func chosen(tables []string) map[string]bool {
-	if tables == nil {
-		return nil
+// manifest reads account's manifest from the server.
+func (c *Client) manifest(ctx context.Context, account string) (*manifest, error) {
+	body, err := c.do(ctx, http.MethodGet, account, "/export", "", nil, nil)
+	if err != nil {
+		return nil, err
 	}
-	m := map[string]bool{}
-	for _, t := range tables {
-		m[strings.ToLower(t)] = true
+	defer body.Close()
+	var m manifest
+	if err := json.NewDecoder(body).Decode(&m); err != nil {
+		return nil, fmt.Errorf("the server's manifest of %s: %v", account, err)
 	}
-	return m
+	return &m, nil
 }
 
 // exportTable reads one table's stream into sink.
@@ -149,38 +155,69 @@ func (c *Client) exportTable(ctx context.Context, sink Sink, ti TableInfo, progr
 
 // Import writes src's tables into the server, one request per table, each
 // table all or nothing: a source account with a name goes to the account
-// of that name, one without to o.Account. An account's service
-// properties, when src has them, are set after its tables, through the
-// Table API's Set Table Service Properties.
+// of that name, one without to o.Account. As Transfer.Import, it checks
+// every table before it sends one: the names of o.Tables against the
+// source, each table's name and policies by the service's rules, and with
+// ModeFail that the account has none of them (a table made meanwhile is
+// still refused by the server). An account's service properties, when src
+// has them, are set after its tables, through the Table API's Set Table
+// Service Properties.
 func (c *Client) Import(ctx context.Context, src Source, o Options) (Summary, error) {
 	var sum Summary
-	accounts, err := src.Accounts()
-	if err != nil {
-		return sum, err
-	}
-	want := chosen(o.Tables)
 	mode := o.Mode
 	if mode == "" {
 		mode = ModeFail
 	}
+	accounts, err := src.Accounts()
+	if err != nil {
+		return sum, err
+	}
+	type job struct {
+		account string
+		tables  []*Table
+		props   []byte
+	}
+	var jobs []job
 	for _, a := range accounts {
 		account := a.Name
 		if account == "" {
 			account = o.Account
 		}
-		for _, tb := range a.Tables {
-			if want != nil && !want[strings.ToLower(tb.Name)] {
-				continue
+		tables, err := chooseTables(a.Tables, o.Tables, account)
+		if err != nil {
+			return sum, err
+		}
+		for _, tb := range tables {
+			if err := checkTable(tb); err != nil {
+				return sum, err
 			}
-			n, err := c.importTable(ctx, account, tb, mode, o.Progress)
+		}
+		if mode == ModeFail && len(tables) > 0 {
+			m, err := c.manifest(ctx, account)
+			if err != nil {
+				return sum, err
+			}
+			for _, tb := range tables {
+				for _, mt := range m.Tables {
+					if strings.EqualFold(mt.Name, tb.Name) {
+						return sum, tableExists(account, tb.Name, mt.Name)
+					}
+				}
+			}
+		}
+		jobs = append(jobs, job{account, tables, a.Properties})
+	}
+	for _, j := range jobs {
+		for _, tb := range j.tables {
+			n, err := c.importTable(ctx, j.account, tb, mode, o.Progress)
 			if err != nil {
 				return sum, err
 			}
 			sum.Tables++
 			sum.Entities += n
 		}
-		if a.Properties != nil {
-			if err := c.setProperties(ctx, account, a.Properties); err != nil {
+		if j.props != nil {
+			if err := c.setProperties(ctx, j.account, j.props); err != nil {
 				return sum, err
 			}
 		}
@@ -193,7 +230,9 @@ func (c *Client) Import(ctx context.Context, src Source, o Options) (Summary, er
 func (c *Client) importTable(ctx context.Context, account string, tb *Table, mode Mode, progress func(Progress)) (int, error) {
 	pr, pw := io.Pipe()
 	sent := 0
+	encoded := make(chan struct{})
 	go func() {
+		defer close(encoded)
 		bw := bufio.NewWriterSize(pw, 64<<10)
 		var line []byte
 		err := tb.Entities(func(e Entity) error {
@@ -226,6 +265,7 @@ func (c *Client) importTable(ctx context.Context, account string, tb *Table, mod
 	path := "/import/" + url.PathEscape(tb.Name) + "?mode=" + url.QueryEscape(string(mode))
 	body, err := c.do(ctx, http.MethodPost, account, path, "application/x-ndjson", h, pr)
 	pr.CloseWithError(errors.New("the request ended")) // stops the encoder if the server answered early
+	<-encoded                                          // before the source is read again (sourcePlaces)
 	if err != nil {
 		return 0, sourcePlaces(err, tb)
 	}

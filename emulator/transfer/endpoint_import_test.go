@@ -13,7 +13,7 @@ import (
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/store/sqlite"
 	"github.com/tableemu/tableemu/emulator/transfer"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 )
 
 // End to end: a source filled through the SDK → OpenEndpoint →

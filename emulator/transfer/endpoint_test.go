@@ -14,7 +14,7 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/transfer"
-	"github.com/tableemu/tableemu/emulator/transfer/internal/azuritetest"
+	"github.com/tableemu/tableemu/emulator/transfer/azuritetest"
 )
 
 // fastRetry keeps the retry tests quick: the policy is DefaultRetry's but

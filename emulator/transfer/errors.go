@@ -75,6 +75,7 @@ func entityError(sentinel error, err error, table, where string) error {
 		// any, is kept in the message).
 		why = strings.ReplaceAll(e.Message, "\n", " ")
 	}
+	why = strings.TrimRight(why, ". ") // the sentence's own stop, not two
 	out := e.WithDetail("%s: %s", where, why)
 	out.Message = firstLine(e.Message) + tableemu.HintPrefix +
 		fmt.Sprintf("%s: %s. Nothing of table %s was imported: fix the entity and import again.", where, why, table)

@@ -224,6 +224,9 @@ func (t *Transfer) writeTable(ctx context.Context, account string, src *Table, m
 				return err
 			}
 		}
+		if src.Entities == nil {
+			return nil // a table without entities
+		}
 		keys := newKeySet(exact)
 		fresh := !exists
 		err = src.Entities(func(e Entity) error {
@@ -403,6 +406,9 @@ var errFound = errors.New("found")
 // duplicate error naming both places when it comes before d, nil when d
 // is the first (the key set's hashes met).
 func findDuplicate(src *Table, d *suspectDuplicate) error {
+	if src.Entities == nil {
+		return nil
+	}
 	i := 0
 	var first string
 	err := src.Entities(func(e Entity) error {

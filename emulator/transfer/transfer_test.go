@@ -181,7 +181,7 @@ func TestImportModes(t *testing.T) {
 			memTable("orders", acl,
 				ent("o:1", "p", "1", prop("N", edm.NewInt32(1))),
 				ent("o:2", "p", "2", prop("N", edm.NewInt32(2)))),
-			memTable("empty", nil),
+			{Name: "empty"}, // no Entities: none
 		}}}}
 		sum, err := tr.Import(ctx, first, Options{Account: "a1"})
 		if err != nil || sum != (Summary{Tables: 2, Entities: 2}) {

@@ -30,13 +30,57 @@ var loadMinRows = 1000
 // (filtercache.Cache.Put); pk and rk are stored keys.
 func (tx *Tx) notePut(tid int64, pk, rk string, ts int64, props []byte) {
 	if tx.s.fc.On() {
+		if tx.cacheTouched != nil || len(tx.cacheOps) >= maxCacheOps {
+			tx.touch(tid)
+			return
+		}
 		tx.cacheOps = append(tx.cacheOps, tx.s.fc.Put(tid, pk, rk, ts, props))
 	}
 }
 
 func (tx *Tx) noteDelete(tid int64, pk, rk string) {
 	if tx.s.fc.On() {
+		if tx.cacheTouched != nil || len(tx.cacheOps) >= maxCacheOps {
+			tx.touch(tid)
+			return
+		}
 		tx.cacheOps = append(tx.cacheOps, filtercache.Delete(tid, pk, rk))
+	}
+}
+
+// maxCacheOps bounds the changes a write transaction records for the
+// filter cache one by one: each put holds the entity's slim form until
+// the commit, so that a transaction writing a whole table (an import,
+// emulator/transfer) would hold a copy of it (40 MB live for 100,000
+// entities of 1 KiB, half the import's heap). Past the bound, the
+// transaction records each table it writes once, as a Touch: the cache
+// forgets those tables at the commit and loads them again when a scan
+// wants them (load.go), as it does tables it did not hold. A $batch
+// writes at most 100 entities: requests never reach it.
+const maxCacheOps = 10_000
+
+// touch records a write of tid's entities by a transaction past
+// maxCacheOps. The first time, the entity changes recorded so far give
+// way to one Touch per table, in place of the table's first change.
+func (tx *Tx) touch(tid int64) {
+	if tx.cacheTouched == nil {
+		tx.cacheTouched = make(map[int64]bool)
+		ops := make([]filtercache.Op, 0, 8)
+		for _, op := range tx.cacheOps {
+			t, entity := op.Entity()
+			switch {
+			case !entity:
+				ops = append(ops, op) // a table created or dropped
+			case !tx.cacheTouched[t]:
+				tx.cacheTouched[t] = true
+				ops = append(ops, filtercache.Touch(t))
+			}
+		}
+		tx.cacheOps = ops
+	}
+	if !tx.cacheTouched[tid] {
+		tx.cacheTouched[tid] = true
+		tx.cacheOps = append(tx.cacheOps, filtercache.Touch(tid))
 	}
 }
 

@@ -409,6 +409,9 @@ type Tx struct {
 	cacheOps []filtercache.Op
 	cacheAll bool
 	p1       int64
+	// cacheTouched: the tables this transaction wrote past maxCacheOps
+	// changes, recorded as one Touch each (cache.go); nil until then.
+	cacheTouched map[int64]bool
 }
 
 // exec runs SQL and returns how many rows it changed.

@@ -237,6 +237,19 @@ func (fc *Cache) holds(tid int64) (bool, map[string]bool) {
 	return st.master != nil || st.loading, st.large
 }
 
+// Touch records writes of tid's entities that the transaction does not
+// record one by one (the engine bounds how many changes a transaction
+// records): Begin counts it as the table's last write, and Commit forgets
+// the table's tree, which a later scan loads again, as for the opTouch of
+// a Put to a table the cache did not hold.
+func Touch(tid int64) Op { return Op{tid: tid, kind: opTouch} }
+
+// Entity reports whether op records a write of an entity (Put, Delete,
+// Touch) rather than of a table (Create, Drop), and its table.
+func (op Op) Entity() (tid int64, ok bool) {
+	return op.tid, op.kind == opPut || op.kind == opDelete || op.kind == opTouch
+}
+
 // Delete records the delete of an entity, by its stored keys.
 func Delete(tid int64, pk, rk string) Op { return Op{tid: tid, kind: opDelete, pk: pk, rk: rk} }
 
