@@ -269,7 +269,10 @@ func loadRecording(t testing.TB, name string) *recording {
 // (fakeendpoint, Sanitized, REDACTED, faketableaccount) and left it in
 // others (inside a Python $batch body's base64 lines). The Java recorder
 // replaced the whole host with javaRedacted (https://REDACTED/Tables…).
-var liveTableHost = regexp.MustCompile(`https://(?:([A-Za-z0-9-]+)\.table\.core\.windows\.net|` + javaRedacted + `\b)`)
+// A Cosmos DB for Table account's is <account>.table.cosmos.azure.com
+// (the cosmos corpora, replay_cosmos_test.go); no storage recording
+// names one.
+var liveTableHost = regexp.MustCompile(`https://(?:([A-Za-z0-9-]+)\.table\.(?:core\.windows\.net|cosmos\.azure\.com)|` + javaRedacted + `\b)`)
 
 // javaRedacted is what the Java recorder wrote for every host, and for
 // every query string (rebuildRedactedQuery).
@@ -279,7 +282,8 @@ const javaRedacted = "REDACTED"
 // the identity provider (login.microsoftonline.com) a token client asks
 // first; the replay sends only the former.
 func isTableHost(host string) bool {
-	return strings.HasSuffix(strings.ToLower(host), ".table.core.windows.net") || host == javaRedacted
+	h := strings.ToLower(host)
+	return strings.HasSuffix(h, ".table.core.windows.net") || strings.HasSuffix(h, ".table.cosmos.azure.com") || host == javaRedacted
 }
 
 // rebuildRedactedQuery puts back, in e's RequestUri, what the query the
@@ -344,11 +348,12 @@ func odataLevel(mediaType string) string {
 }
 
 // recordingAccount names the local account of a recording: the account
-// the test read (Variables.TABLES_STORAGE_ACCOUNT_NAME, .NET), else the
+// the test read (Variables.TABLES_STORAGE_ACCOUNT_NAME, .NET; or
+// TABLES_COSMOS_ACCOUNT_NAME, its Cosmos DB runs), else the
 // corpus's. Every live host of the file names that account
 // (liveTableHost).
 func recordingAccount(c replayCorpus, rec *recording) string {
-	if a := rec.Variables["TABLES_STORAGE_ACCOUNT_NAME"]; a != "" {
+	if a := cmp.Or(rec.Variables["TABLES_STORAGE_ACCOUNT_NAME"], rec.Variables["TABLES_COSMOS_ACCOUNT_NAME"]); a != "" {
 		return a
 	}
 	return c.account

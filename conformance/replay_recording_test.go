@@ -244,7 +244,7 @@ type replayer struct {
 	client             *http.Client
 	now                time.Time
 	offset             time.Duration        // how far the file's SAS windows move (allow "sas-window")
-	permissions        map[int]string       // by entry, the permissions of a SAS recorded as sp=Sanitized (twinPermissions)
+	permissions        map[int]twinSAS      // by entry, the permissions (and version) of a SAS recorded as sp=Sanitized (twinPermissions)
 	bearer             string               // a bearer token tableemu accepts (credToken)
 	refusedBearer      string               // one it refuses (credRefusedToken)
 	versions           *oneToOne            // recorded entity-version time → tableemu's (allow "entity-version")

@@ -168,11 +168,17 @@ func (r *replayer) localQuery(raw string) (string, error) {
 		case (k == "st" || k == "se") && strings.Contains(raw, "sig="):
 			params[i] = k + "=" + url.QueryEscape(r.sasTime(k, dec))
 		case k == "sp" && dec == "Sanitized" && strings.Contains(raw, "sig="):
-			sp, ok := r.permissions[r.entryIndex]
+			tw, ok := r.permissions[r.entryIndex]
 			if !ok {
 				r.failf("SAS sp=Sanitized: the file's twin recording (twinPermissions) shows no permissions for this request")
 			}
-			params[i] = "sp=" + url.QueryEscape(sp)
+			params[i] = "sp=" + url.QueryEscape(tw.sp)
+		case k == "sv" && dec == "Sanitized" && strings.Contains(raw, "sig="):
+			tw, ok := r.permissions[r.entryIndex]
+			if !ok || tw.sv == "" || tw.sv == "Sanitized" {
+				r.failf("SAS sv=Sanitized: the file's twin recording (twinPermissions) shows no version for this request")
+			}
+			params[i] = "sv=" + url.QueryEscape(tw.sv)
 		}
 	}
 	q, err := url.ParseQuery(strings.Join(params, "&"))
@@ -348,36 +354,48 @@ func hmacBase64(key, s string) (string, error) {
 // key, and that run's recording, "<class>(Storage)/<file>" beside
 // "<class>(StorageAAD)/<file>", kept them: the k-th request carrying a SAS
 // in the one is the k-th in the other, with the same method and the same
-// permissions. nil where the file has no such twin.
-func twinPermissions(t testing.TB, c replayCorpus, file string, rec *recording) map[int]string {
+// permissions. The same holds for a run against Cosmos DB for Table,
+// "<class>(CosmosTable)/<file>" in netCosmosCorpus, whose recorder hid a
+// SAS's version too (sv=Sanitized): the twin's is the one the test signed
+// with. nil where the file has no such twin.
+func twinPermissions(t testing.TB, c replayCorpus, file string, rec *recording) map[int]twinSAS {
 	t.Helper()
 	dir, name, _ := strings.Cut(strings.TrimPrefix(file, c.dir+"/"), "/")
 	class, ok := strings.CutSuffix(dir, "(StorageAAD)")
-	if c != netCorpus || !ok {
+	if c == netCosmosCorpus {
+		class, ok = strings.CutSuffix(dir, "(CosmosTable)")
+	} else if c != netCorpus {
 		return nil
 	}
-	twinFile := c.dir + "/" + class + "(Storage)/" + name
+	if !ok {
+		return nil
+	}
+	twinFile := netCorpus.dir + "/" + class + "(Storage)/" + name
 	if _, err := os.Stat(filepath.Join(recordingsRoot, filepath.FromSlash(twinFile))); err != nil {
 		return nil
 	}
-	sas := func(rec *recording) (idx []int, methods, sps []string) {
+	sas := func(rec *recording) (idx []int, methods []string, qs []url.Values) {
 		for i := range rec.Entries {
 			e := &rec.Entries[i]
 			u, err := url.Parse(e.RequestURI)
 			if err != nil || u.Query().Get("sig") == "" {
 				continue
 			}
-			idx, methods, sps = append(idx, i), append(methods, e.RequestMethod), append(sps, u.Query().Get("sp"))
+			idx, methods, qs = append(idx, i), append(methods, e.RequestMethod), append(qs, u.Query())
 		}
-		return idx, methods, sps
+		return idx, methods, qs
 	}
 	idx, methods, _ := sas(rec)
-	_, twinMethods, twinSps := sas(loadRecording(t, twinFile))
-	m := map[int]string{}
+	_, twinMethods, twinQs := sas(loadRecording(t, twinFile))
+	m := map[int]twinSAS{}
 	for k, i := range idx {
-		if k < len(twinMethods) && twinMethods[k] == methods[k] && twinSps[k] != "Sanitized" {
-			m[i] = twinSps[k]
+		if k < len(twinMethods) && twinMethods[k] == methods[k] && twinQs[k].Get("sp") != "Sanitized" {
+			m[i] = twinSAS{sp: twinQs[k].Get("sp"), sv: twinQs[k].Get("sv")}
 		}
 	}
 	return m
 }
+
+// twinSAS is what a twin recording's SAS shows that a sanitized one hides:
+// its permissions (sp) and version (sv).
+type twinSAS struct{ sp, sv string }

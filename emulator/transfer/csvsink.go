@@ -45,7 +45,7 @@ func NewCSVSink(dir string, overwrite bool) (Sink, error) {
 	for _, e := range ents {
 		if n := e.Name(); !overwrite && !e.IsDir() && strings.EqualFold(filepath.Ext(n), ".csv") {
 			return nil, fail(ErrExportExists, tableemu.New(tableemu.InvalidInput).WithHint(
-				"%s already holds CSV files (%s): export into an empty or new directory, or overwrite it (tableemu export --overwrite).", dir, n))
+				"%s already holds CSV files (%s): export into an empty or new directory, or overwrite it (tableemu export --format csv --force).", dir, n))
 		}
 	}
 	return &CSVSink{dir: dir, overwrite: overwrite}, nil

@@ -420,8 +420,12 @@ func BenchmarkCSVTransfer(b *testing.B) {
 		}
 		out, dir := b.TempDir(), ""
 		b.Run(fmt.Sprintf("export/n=%d", n), func(b *testing.B) {
-			for i := range b.N {
-				dir = filepath.Join(out, fmt.Sprintf("export%d-%d", n, i))
+			for range b.N {
+				d, err := os.MkdirTemp(out, "export") // a new one each run, -count's too
+				if err != nil {
+					b.Fatal(err)
+				}
+				dir = d
 				measure(b, func() {
 					sink, err := NewCSVSink(dir, false)
 					if err != nil {

@@ -1,0 +1,241 @@
+package conformance
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The SDKs' recorded live tests against Azure Cosmos DB for Table
+// (testdata/recordings/python-cosmos and net-cosmos, README.md there):
+// the same tests as the storage corpora, run against another service.
+// They are the evidence for a Cosmos profile (issue 41), which tableemu
+// does not have yet: it answers as Table storage does. So they are not
+// required to replay exactly. TestReplayCosmos replays each file as the storage corpora are
+// replayed, requires only that every entry's status matches (but in the
+// files cosmosStatusDiffers names), and logs, per file and in all, what
+// differs and of which kind: the input for the profile. Once the profile
+// exists, these corpora join corpora, replayed under it.
+
+var (
+	// The Python recorder kept no Authorization (every request was
+	// signed with the account key), as in pythonCorpus, and wrote the
+	// account as fakecosmosaccount where a body names it (odata.type of
+	// a full-metadata entity); the hosts it wrote are placeholders
+	// (fakeendpoint, Sanitized, faketableaccount), mapped as any host.
+	pythonCosmosCorpus = replayCorpus{sdk: "PythonCosmos", dir: "python-cosmos", account: "fakecosmosaccount"}
+	// The .NET recorder kept Authorization, as in netCorpus; the account
+	// is Variables.TABLES_COSMOS_ACCOUNT_NAME, and a SAS's sanitized
+	// permissions are those of the test's (Storage) run (twinPermissions).
+	netCosmosCorpus = replayCorpus{sdk: "NETCosmos", dir: "net-cosmos", keptAuthorization: true}
+	cosmosCorpora   = []replayCorpus{pythonCosmosCorpus, netCosmosCorpus}
+)
+
+// cosmosStatusDiffers names the Cosmos recordings in which tableemu
+// answers some entry with another status than Cosmos DB did, each with
+// why. The replay fails on a status difference in any other file, and on
+// a file listed here whose statuses all match.
+var cosmosStatusDiffers = map[string]string{
+	"python-cosmos/test_table_service_properties_cosmos.pyTestTableServicePropertiesCosmostest_too_many_cors_rules.json": "Cosmos DB " +
+		"answers Set Service Properties 405 MethodNotAllowed (\"The requested operation is not supported.\", Content-Type " +
+		"odata=fullmetadata); tableemu, as storage, checks the document and answers 400 InvalidXmlDocument for six CORS rules",
+	"python-cosmos/test_table_service_properties_cosmos.pyTestTableServicePropertiesCosmostest_retention_too_long.json": "as " +
+		"test_too_many_cors_rules: Cosmos DB answers 405 MethodNotAllowed; tableemu, as storage, 400 InvalidXmlDocument for 366 days",
+	"python-cosmos/test_table_batch_cosmos.pyTestTableBatchCosmostest_empty_batch.json": "Cosmos DB refuses a batch whose " +
+		"change set holds no operation, 400 InvalidInput (\"The batch request body is malformed. …\"); storage, and tableemu, " +
+		"answer 202 with an empty change set (python/test_table_batch_async…test_empty_batch)",
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_insert_entity_empty_string_pk.json": "Cosmos DB refuses " +
+		"an empty PartitionKey (400 PropertiesNeedValue, \"PartitionKey/RowKey cannot be empty\"); storage, and tableemu, accept it (201)",
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_sas_add_outside_range.json": "Cosmos DB refuses " +
+		"a SAS that names key ranges (spk, srk, epk, erk) outright, 405 MethodNotAllowed (\"Shared access signature with " +
+		"PartitionKey or RowKey are not supported\"); storage, and tableemu, check the range and answer 403 AuthorizationFailure " +
+		"for an entity outside it",
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_query_entities_with_top_and_next.json": "a limit of the " +
+		"replay, not of tableemu: Cosmos DB answers x-ms-continuation-NextRowKey: NA on every page (the whole position is in " +
+		"NextPartitionKey), so the one-to-one token mapping (allow \"continuation\") cannot map the second page's tokens, and " +
+		"the third query is sent with Cosmos's own token, which tableemu refuses (400 InvalidInput)",
+}
+
+// TestReplayCosmos replays the Cosmos DB for Table recordings, each against
+// its own tableemu (in memory), and checks their statuses.
+func TestReplayCosmos(t *testing.T) {
+	skipUnderRace(t, "a replay sends its recorded requests one after another")
+	// The storage corpora check that each replayAllowed key was needed
+	// by them (replayCorpusTest); what this replay needs does not count.
+	before := map[any]bool{}
+	replayAllowedUsed.Range(func(k, _ any) bool { before[k] = true; return true })
+	defer replayAllowedUsed.Range(func(k, _ any) bool {
+		if !before[k] {
+			replayAllowedUsed.Delete(k)
+		}
+		return true
+	})
+	for _, c := range cosmosCorpora {
+		t.Run(c.sdk, func(t *testing.T) { replayCosmosCorpus(t, c) })
+	}
+}
+
+// cosmosStats counts a Cosmos corpus's replay: files and entries, those
+// whose statuses match, those that match exactly, and the differences by
+// kind (cosmosDiffKind), with the files each kind shows in.
+type cosmosStats struct {
+	files, statusFiles, exactFiles, entries, statusEntries, exactEntries int
+	kinds                                                                map[string]int
+	kindFiles                                                            map[string]map[string]bool
+}
+
+func replayCosmosCorpus(t *testing.T, c replayCorpus) {
+	files := recordingFiles(t, c)
+	if len(files) == 0 {
+		t.Fatalf("no recordings under %s/%s", recordingsRoot, c.dir)
+	}
+	for f := range cosmosStatusDiffers {
+		if strings.HasPrefix(f, c.dir+"/") && !contains(files, f) {
+			t.Errorf("cosmosStatusDiffers names %s, which is no recording", f)
+		}
+	}
+	var mu sync.Mutex
+	st := cosmosStats{kinds: map[string]int{}, kindFiles: map[string]map[string]bool{}}
+	t.Run("files", func(t *testing.T) {
+		for _, name := range files {
+			t.Run(strings.TrimPrefix(name, c.dir+"/"), func(t *testing.T) {
+				t.Parallel()
+				rec := loadRecording(t, name)
+				diffs := replayRecording(t, c, name, rec, inMemory(t))
+				statusOff := map[int]bool{}
+				var statusDiffs []replayDiff
+				for _, d := range diffs {
+					if cosmosDiffKind(d.text) == "status" {
+						statusOff[d.entry] = true
+						statusDiffs = append(statusDiffs, d)
+					}
+				}
+				mu.Lock()
+				st.add(name, rec, diffs, statusOff)
+				mu.Unlock()
+				_, listed := cosmosStatusDiffers[name]
+				switch {
+				case listed && len(statusDiffs) == 0:
+					t.Errorf("%s: every status matches now: remove it from cosmosStatusDiffers", name)
+				case !listed:
+					for _, d := range statusDiffs {
+						t.Error(d)
+					}
+				}
+				if testing.Verbose() {
+					for _, d := range diffs {
+						t.Logf("%s [%s]", d.text, cosmosDiffKind(d.text))
+					}
+				}
+			})
+		}
+	})
+	for _, line := range st.lines(c.sdk) {
+		t.Log(line)
+	}
+}
+
+func (s *cosmosStats) add(name string, rec *recording, diffs []replayDiff, statusOff map[int]bool) {
+	s.files++
+	differs := map[int]bool{}
+	for _, d := range diffs {
+		differs[d.entry] = true
+		k := cosmosDiffKind(d.text)
+		s.kinds[k]++
+		if s.kindFiles[k] == nil {
+			s.kindFiles[k] = map[string]bool{}
+		}
+		s.kindFiles[k][name] = true
+	}
+	for i := range rec.Entries {
+		if !isTableHost(hostOf(rec.Entries[i].RequestURI)) {
+			continue
+		}
+		s.entries++
+		if !statusOff[i] {
+			s.statusEntries++
+		}
+		if !differs[i] {
+			s.exactEntries++
+		}
+	}
+	if len(statusOff) == 0 {
+		s.statusFiles++
+	}
+	if len(diffs) == 0 {
+		s.exactFiles++
+	}
+}
+
+// lines are the counts as logged: the corpus, then each kind of
+// difference with how often it shows and in how many files.
+func (s *cosmosStats) lines(sdk string) []string {
+	out := []string{fmt.Sprintf("%s: replayed %d files, %d entries; statuses match in %d files and %d entries; %d files and %d entries match exactly",
+		sdk, s.files, s.entries, s.statusFiles, s.statusEntries, s.exactFiles, s.exactEntries)}
+	var ks []string
+	for k := range s.kinds {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		return s.kinds[ks[i]] > s.kinds[ks[j]] || s.kinds[ks[i]] == s.kinds[ks[j]] && ks[i] < ks[j]
+	})
+	for _, k := range ks {
+		out = append(out, fmt.Sprintf("%s difference %s: %d, in %d files", sdk, k, s.kinds[k], len(s.kindFiles[k])))
+	}
+	return out
+}
+
+// diffWhere is the start of a difference's text: the file, entry and
+// request (replayer.entry), and where in a batch answer's parts.
+var diffWhere = regexp.MustCompile(`^.*? entry \d+ \(.*?\): (?:part \d+: )*`)
+
+// arrayIndex is an index in a JSON member path ($.value[3]), which the
+// counts leave out.
+var arrayIndex = regexp.MustCompile(`\[\d+\]`)
+
+// cosmosDiffKind names the kind of a replay difference, for the counts:
+// status; header <name>: live only, tableemu only, or value; for a body,
+// its JSON member path without indexes, or member order; each prefixed
+// "batch part: " where it is inside a part of a batch answer.
+func cosmosDiffKind(text string) string {
+	if loc := diffWhere.FindString(text); strings.HasSuffix(loc, "): ") {
+		return cosmosKind(strings.TrimPrefix(text, loc))
+	}
+	// A difference inside a batch answer's part.
+	return "batch part: " + cosmosKind(diffWhere.ReplaceAllString(text, ""))
+}
+
+func cosmosKind(rest string) string {
+	switch {
+	case strings.HasPrefix(rest, "status:"):
+		return "status"
+	case strings.HasPrefix(rest, "cannot build the request"), strings.HasPrefix(rest, "request failed"):
+		return "status" // no answer to compare
+	case strings.HasPrefix(rest, "query "):
+		param, _, _ := strings.Cut(strings.TrimPrefix(rest, "query "), "=")
+		return "query " + param + " (a token not mapped)"
+	case strings.HasPrefix(rest, "header "):
+		name, v, _ := strings.Cut(strings.TrimPrefix(rest, "header "), ": ")
+		switch {
+		case strings.HasPrefix(v, "recorded none"):
+			return "header " + name + " (tableemu only)"
+		case strings.HasSuffix(v, "tableemu none"):
+			return "header " + name + " (live only)"
+		}
+		return "header " + name + " (value)"
+	}
+	path, v, _ := strings.Cut(rest, ": ")
+	path = arrayIndex.ReplaceAllString(path, "[]")
+	switch {
+	case strings.HasPrefix(v, "member order"):
+		return path + " member order"
+	case strings.HasPrefix(v, "not recorded"):
+		return path + " (tableemu only)"
+	case strings.Contains(v, "tableemu has no such member"):
+		return path + " (live only)"
+	}
+	return path
+}
