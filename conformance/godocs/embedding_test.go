@@ -18,8 +18,9 @@ import (
 )
 
 // TestGoDocsEmbedding: in a new module, docs/go.md's "Embed it in Go tests"
-// test file (and docs/isolation.md's "From Go" one beside it) and then the
-// section's commands, in the doc's order, make the module depend on
+// test file (and docs/isolation.md's "From Go" one beside it, with the
+// fixture file it imports) and then the section's commands, in the doc's
+// order, make the module depend on
 // github.com/tableemu/tableemu as published (doctest.ModProxy), and the
 // tests pass. Its emulator calls are the ones emulator/example_test.go
 // makes, so the runnable example and the doc say the same. Then "Install the program": go install of the published
@@ -42,8 +43,14 @@ func TestGoDocsEmbedding(t *testing.T) {
 	mustNil(t, os.WriteFile(filepath.Join(dir, "orders_test.go"), []byte(code), 0o644))
 	// docs/isolation.md's Go test file is written beside it, as that
 	// section says, and runs with it.
-	isolation := doctest.OneBlock(t, doctest.Section(t, doctest.File(t, "docs/isolation.md"), "From Go"), "go")
+	isoDoc := doctest.File(t, "docs/isolation.md")
+	isolation := doctest.OneBlock(t, doctest.Section(t, isoDoc, "From Go"), "go")
 	mustNil(t, os.WriteFile(filepath.Join(dir, "isolation_test.go"), []byte(isolation), 0o644))
+	// It imports the doc's fixture file, from testdata/fixtures as the
+	// doc says.
+	fixture := doctest.OneBlock(t, doctest.Section(t, isoDoc, "Load fixtures once, snapshot, restore before each test"), "jsonl")
+	mustNil(t, os.MkdirAll(filepath.Join(dir, "testdata", "fixtures"), 0o755))
+	mustNil(t, os.WriteFile(filepath.Join(dir, "testdata", "fixtures", "people.jsonl"), []byte(fixture), 0o644))
 	commands := doctest.OneBlock(t, sec, "sh")
 	if !strings.HasSuffix(commands, "go test ./...\n") {
 		t.Fatalf("the commands should end by running the test:\n%s", commands)

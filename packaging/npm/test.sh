@@ -18,14 +18,16 @@
 #    what it does with the published packages.
 # 3. Runs every snippet of packaging/npm/tableemu/README.md (the blocks marked
 #    `<!-- packaging/npm/test.sh: GROUP -->`, written out by packaging/npm/test/snippets.js):
-#    the shell lines, the example scripts, and the vitest, jest and mocha
+#    the shell lines, the example scripts (one loads fixtures/people.jsonl), and the vitest, jest and mocha
 #    setups with their test files (create a table, upsert, get, query
 #    through @azure/data-tables); and docs/isolation.md's vitest set-up
-#    (snapshot, restore before each test, reset).
+#    (load its fixtures/people.jsonl and snapshot in globalSetup, restore
+#    before each test).
 # 4. Checks the launcher (version, SIGTERM and SIGINT through npx and
 #    directly, a killed server, an unsupported platform, a missing platform
 #    package, TABLEEMU_BINARY), the helper (packaging/npm/test/helper.test.js with
-#    node --test) and the TypeScript types (tsc on packaging/npm/test/types), and
+#    node --test), load()'s memory script (packaging/npm/test/load-memory.js, 20,000
+#    entities) and the TypeScript types (tsc on packaging/npm/test/types), and
 #    runs packaging/npm/bench.sh --quick.
 #
 # Prints one line per check and "npm-package: N passed, N failed".
@@ -242,6 +244,7 @@ step "README: the example scripts"
 cp -R "$tmp/snippets/script/." "$proj/"
 check "node example.mjs prints Ada" test "$(cd "$proj" && node example.mjs)" = Ada
 check "node isolation.mjs (snapshot, restore, reset) prints Ada" test "$(cd "$proj" && node isolation.mjs)" = Ada
+check "node load.mjs (fixtures/people.jsonl) prints what it loaded, and Grace" test "$(cd "$proj" && node load.mjs)" = "$(printf '%s\n' "{ tables: [ { table: 'people', entities: 2 } ], entities: 2 }" Grace)"
 
 # runner NAME DIR CMD...: runs a test runner in DIR; its JSON report
 # ($tmp/NAME.json) must count at least one passed test and none failed,
@@ -271,9 +274,10 @@ runner vitest "$proj/vitest" npx vitest run --reporter=default --reporter=json -
 cp "$proj/jest/tables.test.js" "$proj/jest/tables.again.test.js"
 runner jest "$proj/jest" npx jest --maxWorkers=2 --json --outputFile="$tmp/jest.json"
 runner mocha "$proj/mocha" npx mocha --reporter json --reporter-option "output=$tmp/mocha.json"
-# docs/isolation.md's vitest set-up: setup() in globalSetup, and the test
-# file restoring a snapshot before each test through the module-level
-# functions, in the worker.
+# docs/isolation.md's vitest set-up: setup(), load() of the doc's fixture
+# file and snapshot() in globalSetup, and the test file restoring the
+# snapshot before each test through the module-level functions, in the
+# worker.
 node packaging/npm/test/snippets.js docs/isolation.md "$tmp/isolation" >"$tmp/isolation.list"
 if [ -d "$tmp/isolation/isolation" ]; then
   cp -R "$tmp/isolation/isolation" "$proj/isolation"
@@ -291,6 +295,12 @@ hp=$(awk '/^# pass /{n=$3} END{print n+0}' "$tmp/helper.tap")
 hf=$(awk '/^# fail /{n=$3} END{print n+0}' "$tmp/helper.tap")
 passed=$((passed + hp)) failed=$((failed + hf))
 [ $rc -eq 0 ] || [ "$hf" -gt 0 ] || bad "node --test exited $rc"
+
+step "packaging/npm/test/load-memory.js 20000 (docs/javascript.md's load() figures come from its run with 300000)"
+cp packaging/npm/test/load-memory.js "$proj/"
+out=$(cd "$proj" && node load-memory.js 20000) || true
+echo "$out"
+check "load-memory.js loads its file and prints the figures" grep -q '^load of 20000 entities (.*): .* s; peak RSS [0-9]* MiB' <<<"$out"
 
 step "the TypeScript types (tsc on packaging/npm/test/types)"
 cp -R packaging/npm/test/types "$proj/types"

@@ -63,6 +63,9 @@ export interface Emulator {
   deleteSnapshot(name: string): Promise<void>;
   /** The account's snapshots, by name. */
   snapshots(): Promise<SnapshotInfo[]>;
+  /** Load fixtures from files into the first account: a directory of `<table>.jsonl` files (with the
+   * manifest `tableemu.json` that `tableemu export` writes, if any) or one `FILE.jsonl`. See load(). */
+  load(path: string, options?: { mode?: LoadMode }): Promise<LoadResult>;
 }
 
 /** A saved snapshot of an account. */
@@ -88,6 +91,22 @@ export interface IsolationOptions {
   envName?: string;
 }
 
+/** What load() does with a table that exists: "replace" (the default) deletes it and creates it again from
+ * its file; "merge" writes the file's entities over those with the same keys; "fail" refuses it (409 TableAlreadyExists). */
+export type LoadMode = "replace" | "merge" | "fail";
+
+export interface LoadOptions extends IsolationOptions {
+  /** Default "replace": loading the same fixtures again gives the tables exactly as the files say. */
+  mode?: LoadMode;
+}
+
+export interface LoadResult {
+  /** Each table loaded, in the order loaded, with its number of entities. */
+  tables: { table: string; entities: number }[];
+  /** All the entities loaded. */
+  entities: number;
+}
+
 /** Start a server; resolves once it accepts connections, rejects with its error line if it exits first or times out. */
 export function start(options?: StartOptions): Promise<Emulator>;
 
@@ -105,6 +124,14 @@ export function snapshot(name: string, options?: IsolationOptions): Promise<Snap
 export function restore(name: string, options?: IsolationOptions): Promise<SnapshotInfo>;
 export function deleteSnapshot(name: string, options?: IsolationOptions): Promise<void>;
 export function snapshots(options?: IsolationOptions): Promise<SnapshotInfo[]>;
+
+/** Load fixtures from files into the account of a connection string (by default the one setup() put in the
+ * environment): `path` is a directory of `<table>.jsonl` files, one entity a line as `tableemu export` writes
+ * them, with an optional manifest `tableemu.json` (its tables' stored access policies and the account's service
+ * properties are applied too), or one `FILE.jsonl` (the table named after the file). Each table is one request,
+ * streamed from its file, and written all or nothing. Rejects with a TableemuError (status, code) on a refusal,
+ * which names the file and line of a bad entity. See docs/isolation.md. */
+export function load(path: string, options?: LoadOptions): Promise<LoadResult>;
 
 /** The path of the binary start() and `npx tableemu` run; throws BinaryNotFoundError (one line) on an unsupported platform. */
 export function binaryPath(): string;

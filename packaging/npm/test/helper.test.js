@@ -219,3 +219,170 @@ test("binaryPath: the installed platform package's binary, or TABLEEMU_BINARY", 
   assert.match(p, /node_modules[\\/]@tableemu[\\/][a-z0-9]+-[a-z0-9]+[\\/]bin[\\/]tableemu(\.exe)?$/);
   assert.ok(fs.statSync(p).mode & 0o111);
 });
+
+// Fixtures from files (lib/load.js): what `tableemu export` writes, loaded
+// into another server by load(), is the account exported, value for
+// value: exported again it is the same bytes (docs/transfer.md).
+const { execFileSync } = require("node:child_process");
+
+function exportTo(emu, dir) {
+  execFileSync(tableemu.binaryPath(), ["export", "--tablePort", String(emu.port), dir], { stdio: ["ignore", "ignore", "inherit"] });
+}
+
+function readTree(dir) {
+  return Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
+}
+
+test("load: an export (every EDM type, policies, service properties) into another server, as it was", { timeout: 60000 }, async () => {
+  const { TableClient, TableServiceClient } = require("@azure/data-tables");
+  const opts = { allowInsecureConnection: true };
+  const from = await tableemu.start();
+  const to = await tableemu.start();
+  try {
+    const svc = TableServiceClient.fromConnectionString(from.connectionString, opts);
+    await svc.setProperties({
+      cors: [{ allowedOrigins: "http://localhost:5173", allowedMethods: "GET,PUT", allowedHeaders: "*", exposedHeaders: "*", maxAgeInSeconds: 60 }],
+    });
+    const orders = TableClient.fromConnectionString(from.connectionString, "Orders", opts);
+    await orders.createTable();
+    await orders.setAccessPolicy([{ id: "readers", accessPolicy: { start: new Date("2026-01-01T00:00:00Z"), expiry: new Date("2027-01-01T00:00:00Z"), permission: "r" } }]);
+    await orders.createEntity({
+      partitionKey: "eu",
+      rowKey: "0001",
+      Name: "Zoë",
+      Empty: "",
+      Qty: 3,
+      Price: 9.5,
+      NaN: { value: "NaN", type: "Double" },
+      Inf: { value: "-Infinity", type: "Double" },
+      Total: { value: "9007199254740993", type: "Int64" },
+      Due: { value: "2026-12-01T00:00:00.0000001Z", type: "DateTime" },
+      Id: { value: "c9da6455-213d-42c9-9a79-3e9149a57833", type: "Guid" },
+      Blob: new Uint8Array([0, 1, 2, 255]),
+      Paid: true,
+    });
+    const people = TableClient.fromConnectionString(from.connectionString, "people", opts);
+    await people.createTable();
+    for (let i = 0; i < 30; i++) await people.createEntity({ partitionKey: "team", rowKey: String(i).padStart(3, "0"), n: i });
+    const dir = path.join(tmp, "export");
+    exportTo(from, dir);
+
+    // Something of the same name on the target, which the default mode replaces.
+    await TableClient.fromConnectionString(to.connectionString, "people", opts).createTable();
+    await TableClient.fromConnectionString(to.connectionString, "people", opts).createEntity({ partitionKey: "old", rowKey: "x" });
+    const got = await to.load(dir);
+    assert.deepEqual(got, { tables: [{ table: "Orders", entities: 1 }, { table: "people", entities: 30 }], entities: 31 });
+
+    const again = path.join(tmp, "export-again");
+    exportTo(to, again);
+    assert.deepEqual(readTree(again), readTree(dir));
+    // And as the SDK reads it.
+    const e = await TableClient.fromConnectionString(to.connectionString, "Orders", opts).getEntity("eu", "0001", { disableTypeConversion: true });
+    assert.deepEqual([e.Name, e.Empty, e.Total, e.Due], [
+      { value: "Zoë", type: "String" },
+      { value: "", type: "String" },
+      { value: "9007199254740993", type: "Int64" },
+      { value: "2026-12-01T00:00:00.0000001Z", type: "DateTime" },
+    ]);
+    const acl = await TableClient.fromConnectionString(to.connectionString, "Orders", opts).getAccessPolicy();
+    assert.deepEqual([...acl].map((s) => [s.id, s.accessPolicy?.permission]), [["readers", "r"]]);
+    const props = await TableServiceClient.fromConnectionString(to.connectionString, opts).getProperties();
+    assert.equal(props.cors?.[0]?.allowedOrigins, "http://localhost:5173");
+  } finally {
+    await Promise.all([from.stop(), to.stop()]);
+  }
+});
+
+test("load: hand-written files through setup()'s environment; replace by default, merge and fail; one FILE.jsonl", async () => {
+  const { TableClient } = require("@azure/data-tables");
+  const dir = path.join(tmp, "fixtures");
+  fs.mkdirSync(dir);
+  // A byte order mark, a Windows line end and a blank line, as an editor may leave them.
+  fs.writeFileSync(path.join(dir, "people.jsonl"), '\uFEFF{"PartitionKey":"team","RowKey":"1","name":"Ada"}\r\n\n{"PartitionKey":"team","RowKey":"2","name":"Grace","W@odata.type":"Edm.Double","W":2.0}\n');
+  fs.writeFileSync(path.join(dir, "notes.txt"), "not a table");
+  const stop = await tableemu.setup({ envName: "TABLEEMU_LOAD_CS" });
+  try {
+    const opts = { envName: "TABLEEMU_LOAD_CS" };
+    const people = TableClient.fromConnectionString(process.env.TABLEEMU_LOAD_CS, "people", { allowInsecureConnection: true });
+    const rows = async () => {
+      const out = [];
+      for await (const e of people.listEntities()) out.push(`${e.rowKey}:${e.name}`);
+      return out;
+    };
+    assert.deepEqual(await tableemu.load(dir, opts), { tables: [{ table: "people", entities: 2 }], entities: 2 });
+    // A whole Double stays a Double (the JavaScript SDK reads 2.0 back as
+    // an Int32 2, so the export says it).
+    const out = path.join(tmp, "fixtures-export");
+    exportTo({ port: Number(new URL(/TableEndpoint=([^;]+)/.exec(process.env.TABLEEMU_LOAD_CS)[1]).port) }, out);
+    assert.match(fs.readFileSync(path.join(out, "people.jsonl"), "utf8"), /,"W@odata\.type":"Edm\.Double","W":2\.0\}\n$/);
+    await people.upsertEntity({ partitionKey: "team", rowKey: "3", name: "added by a test" });
+    await people.upsertEntity({ partitionKey: "team", rowKey: "1", name: "changed" });
+    await tableemu.load(dir, opts); // replace: as the files say, again
+    assert.deepEqual(await rows(), ["1:Ada", "2:Grace"]);
+
+    await people.upsertEntity({ partitionKey: "team", rowKey: "3", name: "kept" });
+    await people.upsertEntity({ partitionKey: "team", rowKey: "1", name: "changed" });
+    await tableemu.load(path.join(dir, "people.jsonl"), { ...opts, mode: "merge" });
+    assert.deepEqual(await rows(), ["1:Ada", "2:Grace", "3:kept"]);
+
+    await assert.rejects(tableemu.load(dir, { ...opts, mode: "fail" }), (err) => {
+      assert.equal(err.name, "TableemuError");
+      assert.equal(err.status, 409);
+      assert.equal(err.code, "TableAlreadyExists");
+      assert.match(err.message, /^tableemu load\(".*fixtures"\): 409 TableAlreadyExists: The table specified already exists\. tableemu: /);
+      return true;
+    });
+    await assert.rejects(tableemu.load(dir, { ...opts, mode: "overwrite" }), /^Error: tableemu load\(.*\): mode "overwrite": .*"replace", the default/);
+  } finally {
+    await stop();
+  }
+});
+
+test("load: a bad line is the server's code and names the file and line; nothing of that table is written", async () => {
+  const { TableClient } = require("@azure/data-tables");
+  const emu = await tableemu.start();
+  try {
+    const dir = path.join(tmp, "bad");
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, "first.jsonl"), '{"PartitionKey":"p","RowKey":"1"}\n');
+    fs.writeFileSync(path.join(dir, "orders.jsonl"), '{"PartitionKey":"p","RowKey":"1"}\n\n{"PartitionKey":"p","RowKey":"2","N@odata.type":"Edm.Int64","N":"x"}\n');
+    await assert.rejects(emu.load(dir), (err) => {
+      assert.equal(err.name, "TableemuError");
+      assert.equal(err.status, 400);
+      assert.match(err.code, /^(InvalidInput|OutOfRangeInput)$/);
+      assert.match(err.message, /^tableemu load\(".*bad"\): 400 \w+: .* tableemu: orders\.jsonl:3: .*Nothing of table orders was imported/);
+      return true;
+    });
+    // first.jsonl, before it, is loaded; orders is not there at all.
+    await TableClient.fromConnectionString(emu.connectionString, "first", { allowInsecureConnection: true }).getEntity("p", "1");
+    await assert.rejects(
+      TableClient.fromConnectionString(emu.connectionString, "orders", { allowInsecureConnection: true }).getEntity("p", "1"),
+      (e) => e.statusCode === 404 && /"TableNotFound"/.test(e.message),
+    );
+
+    await assert.rejects(emu.load(path.join(tmp, "nothing-here")), /^Error: tableemu load\(.*\): .*nothing-here does not exist: give a directory of <table>\.jsonl files/);
+    // A wrong key, with a file larger than the server reads of a body it
+    // refuses before reading: the refusal, not a broken connection.
+    const big = path.join(tmp, "big.jsonl");
+    fs.writeFileSync(big, Array.from({ length: 4000 }, (_, i) => `{"PartitionKey":"p","RowKey":"${i}","s":"${"x".repeat(1000)}"}\n`).join(""));
+    await assert.rejects(
+      tableemu.load(big, { connectionString: emu.connectionString.replace(/AccountKey=[^;]+/, "AccountKey=a2V5") }),
+      (err) => err.status === 403 && err.code === "AuthenticationFailed",
+    );
+    // Service properties the service refuses: its code and message, from its XML error.
+    const props = path.join(tmp, "props");
+    fs.mkdirSync(props);
+    fs.writeFileSync(path.join(props, "tableemu.json"), JSON.stringify({ format: "tableemu-jsonl/1", serviceProperties: "<StorageServiceProperties><Cors><CorsRule>", tables: [] }));
+    await assert.rejects(emu.load(props), (err) => {
+      assert.equal(err.name, "TableemuError");
+      assert.deepEqual([err.status, err.code], [400, "InvalidXmlDocument"]);
+      assert.match(err.message, /^tableemu load\(".*props"\), the service properties of tableemu\.json: 400 InvalidXmlDocument: XML specified is not syntactically valid\.$/);
+      return true;
+    });
+    fs.writeFileSync(path.join(dir, "tableemu.json"), '{"format":"something-else"}');
+    await assert.rejects(emu.load(dir), /tableemu\.json: format "something-else", not "tableemu-jsonl\/1"/);
+    await assert.rejects(emu.load(path.join(dir, "tableemu.json")), /is neither a directory nor a \.jsonl file/);
+  } finally {
+    await emu.stop();
+  }
+});

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import html
 import json
 import os
 import re
@@ -28,7 +29,7 @@ import weakref
 from collections import deque
 from importlib import metadata
 from email.utils import formatdate
-from typing import Any, Deque, Dict, List, Optional, Sequence
+from typing import Any, Deque, Dict, List, Optional, Sequence, Union
 from urllib import error as urlerror
 from urllib import request as urlrequest
 from urllib.parse import quote
@@ -50,8 +51,9 @@ _EXE = "tableemu.exe" if os.name == "nt" else "tableemu"
 
 class TableemuError(RuntimeError):
     """tableemu could not start (the message ends with the server's own
-    line), or refused a reset or snapshot request: then ``status`` and
-    ``code`` are the HTTP status and the error code."""
+    line), or refused a reset, snapshot or load request: then ``status`` and
+    ``code`` are the HTTP status and the error code; or load() found no
+    files it can load (``status`` None)."""
 
     status: Optional[int] = None
     code: str = ""
@@ -181,32 +183,78 @@ class Connection:
         """The account's snapshots, by name."""
         return self._isolation("GET", "/snapshots", "snapshots()")["snapshots"]
 
+    def load(self, path: "Union[str, os.PathLike[str]]", mode: str = "replace") -> Dict[str, Any]:
+        """Loads fixtures from files into the account: ``path`` is a
+        directory of ``<table>.jsonl`` files, one entity a line as
+        ``tableemu export`` writes them, with the optional manifest
+        ``tableemu.json`` (its tables' stored access policies and the
+        account's service properties are applied too), or one
+        ``FILE.jsonl`` (the table named after the file). ``mode`` is what
+        happens to a table that exists: ``"replace"`` (the default: the
+        tables come out exactly as the files say, however often the
+        fixtures are loaded), ``"merge"`` or ``"fail"``. Each table is one
+        request, its file streamed from disk, and is written whole or not
+        at all. Returns ``{"tables": [{"table": …, "entities": …}, …],
+        "entities": …}``; a refusal raises :class:`TableemuError` naming
+        the file and line of a bad entity (docs/isolation.md)."""
+        from ._load import load
+
+        return load(self, os.fspath(path), mode)
+
     def _isolation(self, method: str, suffix: str, what: str) -> Any:
-        """One request to tableemu's isolation endpoints, signed with Shared
-        Key Lite: the date and the resource /<account><path as sent>."""
+        """One request to tableemu's isolation endpoints."""
+        path = f"/_tableemu/accounts/{quote(self.account_name, safe='')}{suffix}"
+        body = self._send(method, path, what)
+        return json.loads(body) if body else None
+
+    def _signed(self, path: str, what: str, comp: str = "") -> Dict[str, str]:
+        """The headers that sign a request for path (with its query)."""
         if not self.account_key:
             raise TableemuError(f"tableemu {what}: the connection string has no AccountKey, which signs the request")
-        path = f"/_tableemu/accounts/{quote(self.account_name, safe='')}{suffix}"
         date = formatdate(usegmt=True)
         key = base64.b64decode(self.account_key)
-        sig = base64.b64encode(hmac.new(key, f"{date}\n/{self.account_name}{path}".encode(), hashlib.sha256).digest())
-        req = urlrequest.Request(self.url + path, method=method, data=b"" if method in ("POST", "PUT") else None)
-        req.add_header("x-ms-date", date)
-        req.add_header("x-ms-version", "2019-02-02")
-        req.add_header("Authorization", f"SharedKeyLite {self.account_name}:{sig.decode()}")
+        resource = f"/{self.account_name}{path.split('?', 1)[0]}" + (f"?comp={comp}" if comp else "")
+        sig = base64.b64encode(hmac.new(key, f"{date}\n{resource}".encode(), hashlib.sha256).digest())
+        return {
+            "x-ms-date": date,
+            "x-ms-version": "2019-02-02",
+            "Authorization": f"SharedKeyLite {self.account_name}:{sig.decode()}",
+        }
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        headers: Optional[Dict[str, str]] = None,
+        data: Any = None,
+        comp: str = "",
+        ours: str = "reset and snapshots are",
+    ) -> bytes:
+        """One request to the server, ``path`` (with its query) on its
+        address, signed with Shared Key Lite: the date and the resource
+        /<account><path as sent>, with ``?comp=`` when the URL has it. The
+        Authorization header is also what tableemu's cross-origin check
+        asks of a request that changes something (docs/security.md)."""
+        if data is None and method in ("POST", "PUT"):
+            data = b""
+        req = urlrequest.Request(self.url + path, method=method, data=data)
+        for k, v in {**(headers or {}), **self._signed(path, what, comp)}.items():
+            req.add_header(k, v)
         # Never through a proxy from the environment: the server is ours.
         opener = urlrequest.build_opener(urlrequest.ProxyHandler({}))
         try:
             with opener.open(req, timeout=600) as resp:
-                body = resp.read()
+                return resp.read()
         except urlerror.HTTPError as e:
-            raise _refusal(what, e.code, e.headers.get("x-ms-error-code", ""), e.read(), self.url) from None
+            raise _refusal(what, e.code, e.headers.get("x-ms-error-code", ""), e.read(), self.url, ours, bool(comp)) from None
         except OSError as e:
             raise TableemuError(f"tableemu {what}: no answer from {self.url} ({e}): is the server running?") from None
-        return json.loads(body) if body else None
 
 
-def _refusal(what: str, status: int, code: str, body: bytes, url: str) -> TableemuError:
+def _refusal(
+    what: str, status: int, code: str, body: bytes, url: str, ours: str = "reset and snapshots are", table_api: bool = False
+) -> TableemuError:
     """The server's refusal as a TableemuError, in one line."""
     try:
         e = json.loads(body)["odata.error"]
@@ -214,7 +262,13 @@ def _refusal(what: str, status: int, code: str, body: bytes, url: str) -> Tablee
         # The service's text and tableemu's hint line, joined into one.
         message = e["message"]["value"].split("\nRequestId:")[0].replace("\n", " ")
     except (ValueError, KeyError, TypeError):
-        message = f"{url} may not be tableemu: reset and snapshots are tableemu's own"
+        # The Table API's XML errors (Set Table Service Properties): OData's
+        # <m:error><m:code/><m:message/></m:error>.
+        m = re.search(rb"<(?:\w+:)?message[^>]*>(.*?)</(?:\w+:)?message>", body or b"", flags=re.S | re.I) if table_api else None
+        if code and m:
+            message = html.unescape(m.group(1).decode("utf-8", "replace")).split("\nRequestId:")[0].replace("\n", " ")
+        else:
+            message = f"{url} may not be tableemu: {ours} tableemu's own"
     err = TableemuError(f"tableemu {what}: {status} {code}: {message}")
     err.status, err.code = status, code
     return err

@@ -19,7 +19,10 @@ entry point as soon as the package is installed:
     default service properties. ``--tableemu-clean`` on the command line,
     or ``tableemu_clean = true`` in the ini file, does it before every
     test. The server object also has ``snapshot(name)``, ``restore(name)``,
-    ``delete_snapshot(name)`` and ``snapshots()`` (docs/isolation.md).
+    ``delete_snapshot(name)`` and ``snapshots()`` (docs/isolation.md), and
+    ``load(path)``, which loads fixtures from files in one line:
+    ``tableemu.load("fixtures/")`` in a session fixture, then
+    ``snapshot``, and ``restore`` before each test.
 
 The plugin needs only the standard library; azure-data-tables is imported
 by ``tableemu_table`` alone, when a test asks for it. Under pytest-xdist

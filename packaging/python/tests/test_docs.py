@@ -9,7 +9,9 @@ PyPI and the package cannot drift apart:
   built, TABLEEMU_TEST_WHEELHOUSE); a line commented "until Ctrl+C" is
   started with --tablePort 0, read to its ready line and interrupted;
   ``pytest FILE`` must pass every test in FILE;
-- the ```text connection string is what that server printed, its port aside.
+- the ```text connection string is what that server printed, its port aside;
+- a ```jsonl block right after a paragraph ending "`PATH`:" is written to
+  PATH, a fixture file the test files load.
 """
 
 import os
@@ -49,16 +51,32 @@ def env():
     return e
 
 
+def fixture_files():
+    """{path: text} of the README's fixture files."""
+    with open(README, encoding="utf-8") as f:
+        found = re.findall(r"`([\w./-]+\.jsonl)`:\n\n```jsonl\n(.*?)^```$", f.read(), flags=re.S | re.M)
+    return dict(found)
+
+
+def write_files(dir):
+    for name, text in python_files().items():
+        (dir / name).write_text(text)
+    for path, text in fixture_files().items():
+        (dir / path).parent.mkdir(parents=True, exist_ok=True)
+        (dir / path).write_text(text)
+
+
 def test_readme_has_the_snippets():
     langs = [lang for lang, _ in blocks()]
     assert langs.count("sh") >= 3 and langs.count("text") == 1
-    assert {"start_server.py", "test_orders.py"} <= set(python_files())
+    assert {"start_server.py", "test_orders.py", "test_people.py"} <= set(python_files())
+    assert list(fixture_files()) == ["fixtures/people.jsonl"]
 
 
 @pytest.mark.parametrize("name", [n for n in python_files() if not n.startswith("test_")])
 def test_readme_python_program(name, tmp_path):
     text = python_files()[name]
-    (tmp_path / name).write_text(text)
+    write_files(tmp_path)
     want = re.findall(r"^\s*print\(.*\)\s+# (.+)$", text, flags=re.M)
     r = subprocess.run([sys.executable, name], cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -87,8 +105,7 @@ def run_server_line(line, cwd):
 
 @pytest.mark.skipif(os.name == "nt", reason="the lines are run with bash")
 def test_readme_shell_lines(tmp_path):
-    for name, text in python_files().items():
-        (tmp_path / name).write_text(text)
+    write_files(tmp_path)
     printed = None
     ran = 0
     for lang, text in blocks():

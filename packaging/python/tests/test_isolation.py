@@ -1,7 +1,8 @@
 """Test isolation from Python (docs/isolation.md): reset, snapshot and
 restore on the server object, the tableemu_clean fixture and the
 --tableemu-clean option (through pytester, an inner pytest session), and
-docs/isolation.md's Python test file, run as it is written."""
+docs/isolation.md's Python test file, run as it is written with the fixture
+file it loads."""
 
 import os
 import re
@@ -115,6 +116,14 @@ def doc_python():
     return blocks
 
 
+def doc_fixtures():
+    """{path: text} of docs/isolation.md's fixture files: the ```jsonl
+    blocks whose marker for packaging/npm/test.sh names the file."""
+    with open(DOC, encoding="utf-8") as f:
+        found = re.findall(r"^<!-- packaging/npm/test\.sh: \w+ ([\w./-]+) -->\n```jsonl\n(.*?)^```$", f.read(), flags=re.S | re.M)
+    return dict(found)
+
+
 def test_doc_python_file(pytester):
     blocks = doc_python()
     assert len(blocks) == 1, "docs/isolation.md has one Python test file"
@@ -122,6 +131,12 @@ def test_doc_python_file(pytester):
     m = re.match(r"# (test_\w+\.py)\n", text)
     assert m, "its first line names the file"
     pytester.makepyfile(**{m.group(1)[:-3]: textwrap.dedent(text)})
+    # The fixture files it loads, as the doc gives them.
+    fixtures = doc_fixtures()
+    assert list(fixtures) == ["fixtures/people.jsonl"]
+    for path, body in fixtures.items():
+        (pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / path).write_text(body, encoding="utf-8")
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     n = len(re.findall(r"^def test_", text, flags=re.M))
     r.assert_outcomes(passed=n)

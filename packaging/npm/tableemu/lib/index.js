@@ -12,12 +12,12 @@
 // pipe, however much it logs.
 
 const { spawn } = require("node:child_process");
-const crypto = require("node:crypto");
 const readline = require("node:readline");
 const { binaryPath, BinaryNotFoundError } = require("./binary.js");
+const { load } = require("./load.js");
+const { DEFAULT_ENV, connectionOf, parseConnectionString, send, toolURL } = require("./request.js");
 
 const READY = "Azurite Table service is successfully listening at ";
-const DEFAULT_ENV = "AZURE_TABLES_CONNECTION_STRING";
 // tableemu's log lines start with an RFC 3339 UTC time; usage errors
 // ("tableemu: ...") do not.
 const STAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z /;
@@ -36,15 +36,6 @@ function track(child) {
       for (const c of live) c.kill("SIGKILL");
     });
   }
-}
-
-function parseConnectionString(cs) {
-  const kv = {};
-  for (const part of cs.split(";")) {
-    const i = part.indexOf("=");
-    if (i > 0) kv[part.slice(0, i)] = part.slice(i + 1);
-  }
-  return kv;
 }
 
 function argsFor(o) {
@@ -190,72 +181,19 @@ function handle(child, exited, found, listening) {
     restore: (name) => restore(name, { connectionString: cs }),
     deleteSnapshot: (name) => deleteSnapshot(name, { connectionString: cs }),
     snapshots: () => snapshots({ connectionString: cs }),
+    // Fixtures from files (load.js, docs/isolation.md).
+    load: (path, options = {}) => load(path, { ...options, connectionString: cs }),
   };
 }
 
 // Test isolation: tableemu's endpoints under /_tableemu/accounts/ (see
-// docs/isolation.md), called with a Shared Key Lite signature made with the
-// account key of the connection string — the one start() returns, or the
-// one setup() put in the environment for the test workers. Each resolves
-// once the server has committed the change.
-
-// connectionOf finds the connection string a call is for.
-function connectionOf(options, what) {
-  const envName = options.envName ?? DEFAULT_ENV;
-  const cs = options.connectionString ?? process.env[envName];
-  if (!cs) {
-    throw new Error(
-      `tableemu ${what}: no connection string: pass { connectionString }, or call it where setup() has set ${envName}`,
-    );
-  }
-  const kv = parseConnectionString(cs);
-  if (!kv.AccountName || !kv.AccountKey || !kv.TableEndpoint) {
-    throw new Error(`tableemu ${what}: the connection string needs AccountName, AccountKey and TableEndpoint`);
-  }
-  return kv;
-}
+// docs/isolation.md), signed with the account key of the connection string
+// (request.js). Each resolves once the server has committed the change.
 
 // isolation sends one request; suffix follows /_tableemu/accounts/<account>.
 async function isolation(method, suffix, options, what) {
   const kv = connectionOf(options, what);
-  const account = kv.AccountName;
-  const path = `/_tableemu/accounts/${encodeURIComponent(account)}${suffix}`;
-  const url = new URL(path, kv.TableEndpoint);
-  const date = new Date().toUTCString();
-  // Shared Key Lite for the Table service: the date and the resource
-  // /<account><path as sent>.
-  const sig = crypto
-    .createHmac("sha256", Buffer.from(kv.AccountKey, "base64"))
-    .update(`${date}\n/${account}${url.pathname}`)
-    .digest("base64");
-  let res;
-  try {
-    res = await fetch(url, {
-      method,
-      headers: { "x-ms-date": date, "x-ms-version": "2019-02-02", Authorization: `SharedKeyLite ${account}:${sig}` },
-    });
-  } catch (err) {
-    throw new Error(`tableemu ${what}: no answer from ${url.origin} (${err.cause?.code ?? err.message}): is the server running?`);
-  }
-  const text = await res.text();
-  if (!res.ok) {
-    let code = res.headers.get("x-ms-error-code") ?? "";
-    let message = text.slice(0, 300);
-    try {
-      const e = JSON.parse(text)["odata.error"];
-      code = e.code;
-      // The service's text and tableemu's hint line, joined into one.
-      message = e.message.value.split("\nRequestId:")[0].replaceAll("\n", " ");
-    } catch {
-      // Not tableemu (Azurite answers 400 with no such endpoint).
-      message = `${res.status} from ${url.origin}, which may not be tableemu: reset and snapshots are tableemu's own`;
-    }
-    const err = new Error(`tableemu ${what}: ${res.status} ${code}: ${message}`);
-    err.name = "TableemuError";
-    err.status = res.status;
-    err.code = code;
-    throw err;
-  }
+  const text = await send(kv, method, toolURL(kv, suffix), {}, what);
   return text ? JSON.parse(text) : undefined;
 }
 
@@ -333,6 +271,7 @@ module.exports = {
   restore,
   deleteSnapshot,
   snapshots,
+  load,
   binaryPath: () => binaryPath(),
   BinaryNotFoundError,
 };

@@ -2,5 +2,5 @@
 // and `require` share one copy (one list of servers for setup/teardown).
 import cjs from "./index.js";
 
-export const { start, setup, teardown, reset, snapshot, restore, deleteSnapshot, snapshots, binaryPath, BinaryNotFoundError } = cjs;
+export const { start, setup, teardown, reset, snapshot, restore, deleteSnapshot, snapshots, load, binaryPath, BinaryNotFoundError } = cjs;
 export default cjs;

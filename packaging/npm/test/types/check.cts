@@ -7,8 +7,9 @@ async function main(): Promise<void> {
   const pid: number | undefined = emu.process.pid;
   const { entities } = await emu.snapshot("fixtures");
   await tableemu.restore("fixtures", { connectionString: emu.connectionString });
+  const { entities: loaded } = await tableemu.load("fixtures", { connectionString: emu.connectionString });
   await emu.stop();
   const path: string = tableemu.binaryPath();
-  void [cs, pid, path, entities];
+  void [cs, pid, path, entities, loaded];
 }
 void main;

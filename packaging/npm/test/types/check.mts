@@ -1,6 +1,6 @@
 // Type-checked by packaging/npm/test.sh (tsc --noEmit, module nodenext): the ESM
 // entry's types (index.d.mts) as a TypeScript user imports them.
-import { start, setup, teardown, reset, snapshot, restore, snapshots, type Emulator, type Exit, type SnapshotInfo } from "tableemu";
+import { start, setup, teardown, reset, snapshot, restore, snapshots, load, type Emulator, type Exit, type LoadResult, type SnapshotInfo } from "tableemu";
 import tableemu from "tableemu";
 
 const emu: Emulator = await start({ inMemory: true, port: 0, args: ["--loose"], silent: true, timeout: 5000 });
@@ -24,5 +24,9 @@ await restore("s");
 const all: SnapshotInfo[] = await snapshots();
 // @ts-expect-error: a snapshot has a name
 await emu.snapshot();
-void [saved, back, removed, names, all];
+const loaded: LoadResult = await emu.load("fixtures", { mode: "merge" });
+const count: number = (await load("fixtures/orders.jsonl", { envName: "X", mode: "fail" })).tables[0].entities;
+// @ts-expect-error: the modes are replace, merge and fail
+await load("fixtures", { mode: "overwrite" });
+void [saved, back, removed, names, all, loaded, count];
 export { url, port, exit };
