@@ -369,37 +369,15 @@ func (s *bodySource) Accounts() ([]Account, error) {
 
 func (s *bodySource) Close() error { return nil }
 
-// entities reads the spooled body from its start, each call; an
-// entity's Where is "line N" (Client.Import names the source's place
-// instead).
+// entities reads the spooled body from its start, each call, as a file
+// of a directory is read (a byte order mark, blank lines, Windows line
+// ends); an entity's Where is "line N" (Client.Import names the source's
+// place instead).
 func (s *bodySource) entities(fn func(Entity) error) error {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(s.f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		b := bytes.TrimRight(sc.Bytes(), "\r")
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		where := "line " + strconv.Itoa(n)
-		e, err := decodeLine(b)
-		if err != nil {
-			return entityError(ErrInvalidEntity, err, s.table, where)
-		}
-		e.Where = where
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return entityError(ErrInvalidEntity, tableemu.New(tableemu.EntityTooLarge).WithDetail(
-			"the line is longer than %d MiB, longer than any entity the service stores", maxLine>>20), s.table, "line "+strconv.Itoa(n+1))
-	}
-	return sc.Err()
+	return readLines(s.f, "", s.table, fn)
 }
 
 // writeJSON answers with v as JSON, '<' and '>' as they are (the

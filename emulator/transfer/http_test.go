@@ -63,3 +63,24 @@ func TestSpoolCap(t *testing.T) {
 		t.Fatalf("spooled %d bytes", fi.Size())
 	}
 }
+
+// TestBodyLines: an import request's body is read as a file of a
+// directory is: a byte order mark and Windows line ends are skipped, a
+// comment is refused as such, and a place is "line N".
+func TestBodyLines(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\uFEFF{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\r\n\r\n// fixtures for orders\n")
+	src := &bodySource{table: "orders", f: f}
+	var got []string
+	err = src.entities(func(e Entity) error {
+		got = append(got, e.Where+" "+e.PartitionKey+"/"+e.RowKey)
+		return nil
+	})
+	if strings.Join(got, ",") != "line 1 p/1" {
+		t.Errorf("entities read: %q", got)
+	}
+	wantCode(t, err, ErrInvalidEntity, tableemu.InvalidInput, "line 3", "a comment: JSON Lines has none")
+}

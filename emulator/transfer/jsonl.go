@@ -222,8 +222,16 @@ func linesOf(path, name, table string) func(fn func(Entity) error) error {
 	}
 }
 
-// readLines calls fn with the entity of each line of r.
+// readLines calls fn with the entity of each line of r. An entity's
+// Where is "name:N", or "line N" when name is "" (an import request's
+// body, which Client.Import maps back to the source's place).
 func readLines(r io.Reader, name, table string, fn func(Entity) error) error {
+	at := func(line int) string {
+		if name == "" {
+			return "line " + strconv.Itoa(line)
+		}
+		return name + ":" + strconv.Itoa(line)
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -237,7 +245,7 @@ func readLines(r io.Reader, name, table string, fn func(Entity) error) error {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		where := name + ":" + strconv.Itoa(line)
+		where := at(line)
 		e, err := decodeLine(b)
 		if err != nil {
 			if bytes.HasPrefix(bytes.TrimSpace(b), []byte("//")) {
@@ -253,7 +261,7 @@ func readLines(r io.Reader, name, table string, fn func(Entity) error) error {
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return entityError(ErrInvalidEntity, tableemu.New(tableemu.EntityTooLarge).WithDetail(
-				"the line is longer than %d MiB, longer than any entity the service stores", maxLine>>20), table, name+":"+strconv.Itoa(line+1))
+				"the line is longer than %d MiB, longer than any entity the service stores", maxLine>>20), table, at(line+1))
 		}
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
