@@ -48,6 +48,10 @@ type proc struct {
 	stderr   *lockedBuffer
 	done     chan struct{} // closed when the process has exited
 	err      error         // Wait's result, valid after done
+	// shutting is closed when the process has printed that it is
+	// shutting down: it then takes the next signal's default action
+	// (cmd/tableemu/main.go restores it just before the line).
+	shutting chan struct{}
 }
 
 type lockedBuffer struct {
@@ -83,7 +87,7 @@ func startBinaryCmd(t *testing.T, bin, dir string, mod func(*exec.Cmd), args ...
 	if mod != nil {
 		mod(cmd)
 	}
-	p := &proc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), shutting: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -95,9 +99,14 @@ func startBinaryCmd(t *testing.T, bin, dir string, mod func(*exec.Cmd), args ...
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(stdout)
+		shutting := false
 		for sc.Scan() {
 			if rest, ok := cutLogLine(sc.Text(), "connection string "); ok {
 				lines <- rest
+			}
+			if !shutting && strings.Contains(sc.Text(), "shutting down") {
+				shutting = true
+				close(p.shutting)
 			}
 		}
 		close(lines)
