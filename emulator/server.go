@@ -66,6 +66,7 @@ import (
 // release it with Close.
 type Server struct {
 	cfg      Config
+	cosmos   bool // cfg.Cosmos(): answer as Azure Cosmos DB for Table (docs/cosmos.md)
 	store    *store.Store
 	accounts map[string]*auth.Account
 	router   *mux.Router
@@ -103,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	if abs, err := filepath.Abs(cfg.Location); err == nil && !cfg.InMemory && cfg.Database == "" {
 		cfg.Location = abs // so that DatabasePath and errors name the directory in full
 	}
-	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
+	s := &Server{cfg: cfg, cosmos: cfg.Cosmos(), now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
 	for _, a := range cfg.Accounts {
 		s.accounts[a.Name] = &auth.Account{Name: a.Name, Keys: a.RawKeys}
 	}
