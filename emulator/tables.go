@@ -95,6 +95,13 @@ func (s *Server) createTable(c *call) error {
 	}
 	link := c.baseURL() + "/Tables('" + name + "')"
 	c.w.Header().Set("Location", link)
+	if s.cosmos {
+		// Cosmos DB for Table answers Create Table with an ETag, the
+		// time of the creation, as an entity's (every Create Table
+		// recorded from it, conformance/testdata/recordings/python-cosmos
+		// and net-cosmos; docs/cosmos.md). Table storage sends none.
+		c.w.Header()["Etag"] = []string{wire.ETag(edm.TicksFromTime(s.now()))}
+	}
 	if pref == "return-no-content" {
 		c.w.Header().Set("DataServiceId", link)
 		c.writeNoContent(http.StatusNoContent)
@@ -237,10 +244,14 @@ func parseQueryOptions(q map[string][]string) (odata.Expr, int, []string, error)
 	return filter, top, sel, nil
 }
 
+// filterErr is the error of a query option that does not parse: the
+// *odata.Error itself, which unwraps to the *tableemu.Error the writer
+// sends, so that the writer can tell an error of the URL (Cosmos DB for
+// Table answers those "Request url is invalid.", errors.go).
 func filterErr(err error) error {
 	var oe *odata.Error
 	if errors.As(err, &oe) {
-		return oe.APIError()
+		return oe
 	}
 	return err
 }
