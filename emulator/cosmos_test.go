@@ -70,11 +70,19 @@ func TestCosmosProfileAnswers(t *testing.T) {
 	if r.status != 201 || r.h.Get("Content-Type") != "application/json; odata=minimalmetadata" || !strings.HasPrefix(r.h.Get("ETag"), `W/"datetime'`) {
 		t.Fatalf("Create Table: %d %v %s", r.status, r.h, r.body)
 	}
+	if !strings.HasPrefix(r.body, `{"TableName":"cosmos1","odata.metadata":`) {
+		t.Errorf("Create Table: %s, want odata.metadata after TableName", r.body)
+	}
 	noneOf("Create Table", r.h, storageOnly...)
 
 	r = cosmosDo(t, hs, "POST", "/Tables", `{"TableName":"cosmos1"}`, nil)
 	wantCosmosError(t, "Create Table again", r, 409, "TableAlreadyExists", "The specified table: [] already exists.", false, "application/json; odata=minimalmetadata")
 	noneOf("Create Table again", r.h, storageOnly...)
+
+	r = cosmosDo(t, hs, "GET", "/Tables", "", nil)
+	if r.status != 200 || !strings.HasPrefix(r.body, `{"value":[{"TableName":"cosmos1"}],"odata.metadata":`) {
+		t.Errorf("Query Tables: %d %s, want odata.metadata after value", r.status, r.body)
+	}
 
 	r = cosmosDo(t, hs, "POST", "/cosmos1", `{"PartitionKey":"p","RowKey":"r"}`, map[string]string{"Prefer": "return-no-content"})
 	if r.status != 204 || r.h.Get("Content-Type") != "application/json" || r.h.Get("Location") == "" {

@@ -117,7 +117,11 @@ func (s *Server) createTable(c *call) error {
 func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	base := c.baseURL()
 	b = append(b, '{')
-	if c.level != wire.NoMetadata && document {
+	// Cosmos DB for Table writes a single table's odata.metadata after
+	// TableName (every Create Table recorded from it, python-cosmos
+	// test_create_table; docs/cosmos.md).
+	metaLast := c.s.cosmos
+	if c.level != wire.NoMetadata && document && !metaLast {
 		b = append(b, `"odata.metadata":`...)
 		b = edm.AppendJSONString(b, base+"/$metadata#Tables/@Element")
 		b = append(b, ',')
@@ -133,6 +137,10 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	}
 	b = append(b, `"TableName":`...)
 	b = edm.AppendJSONString(b, name)
+	if c.level != wire.NoMetadata && document && metaLast {
+		b = append(b, `,"odata.metadata":`...)
+		b = edm.AppendJSONString(b, base+"/$metadata#Tables/@Element")
+	}
 	return append(b, '}')
 }
 
@@ -193,8 +201,11 @@ func (s *Server) queryTables(c *call) error {
 	if err != nil {
 		return storeErr(err)
 	}
+	// Cosmos DB for Table writes odata.metadata after value (every Query
+	// Tables recorded from it, python-cosmos test_query_tables; docs/cosmos.md).
+	metaLast := s.cosmos
 	b := []byte{'{'}
-	if c.level != wire.NoMetadata {
+	if c.level != wire.NoMetadata && !metaLast {
 		b = append(b, `"odata.metadata":`...)
 		b = edm.AppendJSONString(b, c.baseURL()+"/$metadata#Tables")
 		b = append(b, ',')
@@ -206,7 +217,12 @@ func (s *Server) queryTables(c *call) error {
 		}
 		b = c.appendTable(b, t.Name, false)
 	}
-	b = append(b, "]}"...)
+	b = append(b, ']')
+	if c.level != wire.NoMetadata && metaLast {
+		b = append(b, `,"odata.metadata":`...)
+		b = edm.AppendJSONString(b, c.baseURL()+"/$metadata#Tables")
+	}
+	b = append(b, '}')
 	if page.Next != "" {
 		c.w.Header().Set("x-ms-continuation-NextTableName", encodeToken(page.Next))
 	}
