@@ -162,9 +162,10 @@ func replayCosmosCorpus(t *testing.T, c replayCorpus) {
 // cosmosExactAtLeast is, per corpus, how many files and entries replay
 // exactly under the profile at least, raised as the profile grows, so
 // that a regression fails. What keeps the rest from exact, by kind, is in
-// docs/cosmos.md: the member order of entities and of query answers
-// (Query Tables' is matched), DateTime digits, odata.metadata's form for one entity, the order of
-// listed tables, continuation tokens and the parts of batch answers.
+// docs/cosmos.md: the member order of entities and of queries of
+// entities, DateTime digits, odata.metadata's form for one entity, the
+// order of listed tables, continuation tokens and the parts of batch
+// answers.
 var cosmosExactAtLeast = map[string]struct{ files, entries int }{
 	"PythonCosmos": {files: 14, entries: 229},
 	"NETCosmos":    {files: 0, entries: 25},
