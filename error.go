@@ -72,6 +72,11 @@ const (
 	XMethodIncorrectValue                   Code = "XMethodIncorrectValue"
 	XMethodNotUsingPost                     Code = "XMethodNotUsingPost"
 
+	// Forbidden is Azure Cosmos DB for Table's code for a request its
+	// SAS does not permit, where Table storage says
+	// AuthorizationPermissionMismatch (cosmosAnswer).
+	Forbidden Code = "Forbidden"
+
 	// tableemu's own, for its reset and snapshot endpoints under
 	// /_tableemu/ (docs/isolation.md); the service has no snapshots.
 	InvalidSnapshotName Code = "InvalidSnapshotName"
@@ -81,63 +86,84 @@ const (
 type entry struct {
 	status  int
 	message string
+	cosmos  cosmosAnswer // Azure Cosmos DB for Table's, where it differs
 }
+
+// cosmosAnswer is how Azure Cosmos DB for Table answers a code where it
+// differs from Table storage (the cosmos profile, docs/cosmos.md): another
+// code, another message, and whether the message carries Cosmos DB's
+// "ActivityId:" line (its back end's errors do; its gateway's 404, 409
+// and 412 do not). Each is as recorded from it
+// (conformance/testdata/recordings/python-cosmos and net-cosmos, the file
+// named beside each row).
+type cosmosAnswer struct {
+	code     Code
+	message  string
+	activity bool
+}
+
+// CosmosURLInvalid is Cosmos DB for Table's message for a query string it
+// cannot parse ($filter, $select, $top), code InvalidInput, where Table
+// storage names the position (python-cosmos
+// test_table_entity_cosmos…test_query_invalid_filter).
+const CosmosURLInvalid = "Request url is invalid."
 
 // table is the single source of status and default message per code.
 var table = map[Code]entry{
-	AtomFormatNotSupported:                  {415, "Atom format is not supported."},
-	AuthenticationFailed:                    {403, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."},
-	AuthorizationFailure:                    {403, "This request is not authorized to perform this operation."},
-	AuthorizationPermissionMismatch:         {403, "This request is not authorized to perform this operation using this permission."},
-	AuthorizationProtocolMismatch:           {403, "This request is not authorized to perform this operation using this protocol."},
-	AuthorizationResourceTypeMismatch:       {403, "This request is not authorized to perform this operation using this resource type."},
-	AuthorizationServiceMismatch:            {403, "This request is not authorized to perform this operation using this service."},
-	AuthorizationSourceIPMismatch:           {403, "This request is not authorized to perform this operation using this source IP."},
-	CommandsInBatchActOnDifferentPartitions: {400, "All commands in a batch must operate on same entity group."},
-	CorsPreflightFailure:                    {403, "CORS not enabled or no matching rule found for this request."},
-	DuplicatePropertiesSpecified:            {400, "A property is specified more than one time."},
-	EntityAlreadyExists:                     {409, "The specified entity already exists."},
-	EntityTooLarge:                          {400, "The entity is larger than the maximum allowed size (1MB)."},
-	InsufficientAccountPermissions:          {403, "Write operations are not allowed."},
-	InternalError:                           {500, "Server encountered an internal error. Please try again after some time."},
-	InvalidAuthenticationInfo:               {400, "Authentication information is not given in the correct format. Check the value of Authorization header."},
-	InvalidDuplicateRow:                     {400, "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."},
-	InvalidHeaderValue:                      {400, "The value for one of the HTTP headers is not in the correct format."},
-	InvalidInput:                            {400, "One of the request inputs is not valid."},
-	InvalidQueryParameterValue:              {400, "Value for one of the query parameters specified in the request URI is invalid."},
-	InvalidResourceName:                     {400, "The specifed resource name contains invalid characters."},
-	InvalidUri:                              {400, "The requested URI does not represent any resource on the server."},
-	InvalidValueType:                        {400, "The value specified is invalid."},
-	InvalidXmlDocument:                      {400, "XML specified is not syntactically valid."},
-	InvalidXmlNodeValue:                     {400, "The value for one of the XML nodes is not in the correct format."}, // (O) Blob's Get User Delegation Key
-	JsonFormatNotSupported:                  {415, "JSON format is not supported."},
-	MediaTypeNotSupported:                   {415, "None of the provided media types are supported."},
-	MethodNotAllowed:                        {405, "The requested method is not allowed on the specified resource."},
-	MissingRequiredHeader:                   {400, "A required HTTP header was not specified."},
-	MissingRequiredXmlNode:                  {400, "A required XML node was not specified."},
-	NoAuthenticationInformation:             {401, "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
-	NotImplemented:                          {501, "The requested operation is not implemented on the specified resource."},
-	OperationTimedOut:                       {500, "Operation could not be completed within the specified time."},
-	OutOfRangeInput:                         {400, "One of the request inputs is out of range."},
-	PropertiesNeedValue:                     {400, "The values are not specified for all properties in the entity."},
-	PropertyNameInvalid:                     {400, "The property name is invalid."},
-	PropertyNameTooLong:                     {400, "The property name exceeds the maximum allowed length (255)."}, // (O)
-	PropertyValueTooLarge:                   {400, "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less."},
-	RequestBodyTooLarge:                     {413, "The request body is too large and exceeds the maximum permissible limit."},
-	RequestHeaderFieldsTooLarge:             {431, "The size of the request headers is too large."},
-	ResourceNotFound:                        {404, "The specified resource does not exist."},
-	ServerBusy:                              {503, "The server is busy."},
-	TableAlreadyExists:                      {409, "The table specified already exists."},
-	TableBeingDeleted:                       {409, "The specified table is being deleted. Try operation later."},
-	TableNotFound:                           {404, "The table specified does not exist."},
-	TooManyProperties:                       {400, "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties."}, // (O)
-	UnsupportedHttpVerb:                     {405, "The resource doesn't support the specified HTTP verb."},
-	UpdateConditionNotSatisfied:             {412, "The update condition specified in the request was not satisfied."},
-	XMethodIncorrectCount:                   {400, "More than one X-HTTP-Method is specified."},
-	XMethodIncorrectValue:                   {400, "The specified X-HTTP-Method is invalid."},
-	XMethodNotUsingPost:                     {400, "The request uses X-HTTP-Method with an HTTP verb other than POST."},
-	InvalidSnapshotName:                     {400, "The snapshot name is not valid."},
-	SnapshotNotFound:                        {404, "The specified snapshot does not exist."},
+	AtomFormatNotSupported:                  {status: 415, message: "Atom format is not supported."},
+	AuthenticationFailed:                    {status: 403, message: "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."},
+	AuthorizationFailure:                    {status: 403, message: "This request is not authorized to perform this operation."},
+	AuthorizationPermissionMismatch:         {status: 403, message: "This request is not authorized to perform this operation using this permission.", cosmos: cosmosAnswer{code: Forbidden, activity: true}}, // net-cosmos ValidateSasCredentials
+	AuthorizationProtocolMismatch:           {status: 403, message: "This request is not authorized to perform this operation using this protocol."},
+	AuthorizationResourceTypeMismatch:       {status: 403, message: "This request is not authorized to perform this operation using this resource type."},
+	AuthorizationServiceMismatch:            {status: 403, message: "This request is not authorized to perform this operation using this service."},
+	AuthorizationSourceIPMismatch:           {status: 403, message: "This request is not authorized to perform this operation using this source IP."},
+	CommandsInBatchActOnDifferentPartitions: {status: 400, message: "All commands in a batch must operate on same entity group."},
+	CorsPreflightFailure:                    {status: 403, message: "CORS not enabled or no matching rule found for this request."},
+	DuplicatePropertiesSpecified:            {status: 400, message: "A property is specified more than one time."},
+	EntityAlreadyExists:                     {status: 409, message: "The specified entity already exists."},
+	EntityTooLarge:                          {status: 400, message: "The entity is larger than the maximum allowed size (1MB)."},
+	InsufficientAccountPermissions:          {status: 403, message: "Write operations are not allowed."},
+	InternalError:                           {status: 500, message: "Server encountered an internal error. Please try again after some time."},
+	InvalidAuthenticationInfo:               {status: 400, message: "Authentication information is not given in the correct format. Check the value of Authorization header."},
+	InvalidDuplicateRow:                     {status: 400, message: "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request."},
+	InvalidHeaderValue:                      {status: 400, message: "The value for one of the HTTP headers is not in the correct format."},
+	InvalidInput:                            {status: 400, message: "One of the request inputs is not valid.", cosmos: cosmosAnswer{message: "One of the input values is invalid.", activity: true}}, // python-cosmos test_encoder_create_entity_complex_keys
+	InvalidQueryParameterValue:              {status: 400, message: "Value for one of the query parameters specified in the request URI is invalid."},
+	InvalidResourceName:                     {status: 400, message: "The specifed resource name contains invalid characters."},
+	InvalidUri:                              {status: 400, message: "The requested URI does not represent any resource on the server."},
+	InvalidValueType:                        {status: 400, message: "The value specified is invalid."},
+	InvalidXmlDocument:                      {status: 400, message: "XML specified is not syntactically valid."},
+	InvalidXmlNodeValue:                     {status: 400, message: "The value for one of the XML nodes is not in the correct format."}, // (O) Blob's Get User Delegation Key
+	JsonFormatNotSupported:                  {status: 415, message: "JSON format is not supported."},
+	MediaTypeNotSupported:                   {status: 415, message: "None of the provided media types are supported."},
+	MethodNotAllowed:                        {status: 405, message: "The requested method is not allowed on the specified resource.", cosmos: cosmosAnswer{message: "The requested operation is not supported.", activity: true}}, // python-cosmos test_too_many_cors_rules
+	MissingRequiredHeader:                   {status: 400, message: "A required HTTP header was not specified."},
+	MissingRequiredXmlNode:                  {status: 400, message: "A required XML node was not specified."},
+	NoAuthenticationInformation:             {status: 401, message: "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."},
+	NotImplemented:                          {status: 501, message: "The requested operation is not implemented on the specified resource."},
+	OperationTimedOut:                       {status: 500, message: "Operation could not be completed within the specified time."},
+	OutOfRangeInput:                         {status: 400, message: "One of the request inputs is out of range."},
+	PropertiesNeedValue:                     {status: 400, message: "The values are not specified for all properties in the entity.", cosmos: cosmosAnswer{message: "PartitionKey/RowKey cannot be empty", activity: true}}, // python-cosmos test_insert_entity_missing_pk
+	PropertyNameInvalid:                     {status: 400, message: "The property name is invalid."},
+	PropertyNameTooLong:                     {status: 400, message: "The property name exceeds the maximum allowed length (255)."}, // (O)
+	PropertyValueTooLarge:                   {status: 400, message: "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less."},
+	RequestBodyTooLarge:                     {status: 413, message: "The request body is too large and exceeds the maximum permissible limit."},
+	RequestHeaderFieldsTooLarge:             {status: 431, message: "The size of the request headers is too large."},
+	ResourceNotFound:                        {status: 404, message: "The specified resource does not exist."},
+	ServerBusy:                              {status: 503, message: "The server is busy."},
+	TableAlreadyExists:                      {status: 409, message: "The table specified already exists.", cosmos: cosmosAnswer{message: "The specified table: [] already exists."}}, // python-cosmos test_create_table_fail_on_exist (the brackets empty as recorded)
+	TableBeingDeleted:                       {status: 409, message: "The specified table is being deleted. Try operation later."},
+	TableNotFound:                           {status: 404, message: "The table specified does not exist.", cosmos: cosmosAnswer{code: ResourceNotFound, message: "The specified resource does not exist."}},                    // python-cosmos test_new_non_existent_table ($batch)
+	TooManyProperties:                       {status: 400, message: "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties."}, // (O)
+	UnsupportedHttpVerb:                     {status: 405, message: "The resource doesn't support the specified HTTP verb."},
+	UpdateConditionNotSatisfied:             {status: 412, message: "The update condition specified in the request was not satisfied."},
+	XMethodIncorrectCount:                   {status: 400, message: "More than one X-HTTP-Method is specified."},
+	XMethodIncorrectValue:                   {status: 400, message: "The specified X-HTTP-Method is invalid."},
+	XMethodNotUsingPost:                     {status: 400, message: "The request uses X-HTTP-Method with an HTTP verb other than POST."},
+	Forbidden:                               {status: 403, message: "This request is not authorized to perform this operation using this permission."},
+	InvalidSnapshotName:                     {status: 400, message: "The snapshot name is not valid."},
+	SnapshotNotFound:                        {status: 404, message: "The specified snapshot does not exist."},
 }
 
 // Error is an Azure error: a code, its HTTP status and the message sent in
@@ -220,6 +246,32 @@ func From(err error) *Error {
 
 // StatusText is the reason phrase for a status: the standard one.
 func StatusText(status int) string { return http.StatusText(status) }
+
+// Cosmos returns e as Azure Cosmos DB for Table answers it (the cosmos
+// profile, docs/cosmos.md): its code and its sentence where the table
+// records them, in place of the service's first line (tableemu's hints,
+// the lines after it, stay). urlErr says the request's query string could
+// not be parsed, which Cosmos DB answers CosmosURLInvalid. activity reports
+// whether Cosmos DB's message carries its ActivityId line.
+func (e *Error) Cosmos(urlErr bool) (c *Error, activity bool) {
+	ca := table[e.Code].cosmos
+	out := *e
+	if ca.code != "" {
+		out.Code = ca.code
+	}
+	msg := ca.message
+	if urlErr && e.Code == InvalidInput {
+		msg = CosmosURLInvalid
+	}
+	if msg != "" {
+		_, hint, _ := strings.Cut(e.Message, HintPrefix)
+		out.Message = msg
+		if hint != "" {
+			out.Message += HintPrefix + hint
+		}
+	}
+	return &out, ca.activity
+}
 
 // Known reports whether code is in the table (for tests).
 func Known(code Code) bool { _, ok := table[code]; return ok }

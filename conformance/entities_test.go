@@ -181,7 +181,7 @@ func TestUpdateEntity(t *testing.T) {
 
 func TestMergeVerbs(t *testing.T) {
 	// Merge arrives as MERGE (documented), PATCH (Go SDK) or POST with
-	// X-HTTP-Method: MERGE (Cosmos-style clients) (docs/protocol.md 1.2).
+	// X-HTTP-Method: MERGE (the SDKs in their Cosmos mode) (docs/protocol.md 1.2).
 	c, name := shared.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "Keep": 1}), nil)
 	must(t, err)
@@ -200,7 +200,18 @@ func TestMergeVerbs(t *testing.T) {
 	if m["Keep"] != float64(1) || m["P0"] != true || m["P1"] != true || m["P2"] != true {
 		t.Fatalf("after merges %v", m)
 	}
-	r := shared.raw(t, "PUT", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{}`))
+	// Without If-Match, POST with X-HTTP-Method: MERGE is Insert Or Merge:
+	// how the SDKs in their Cosmos mode (a localhost endpoint on a port
+	// other than 10002, docs/cosmos.md) upsert with merge. Without
+	// --profile cosmos tableemu takes it too (issue 41).
+	r := shared.raw(t, "POST", entityPath(name, "p", "new"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{"Up":true}`))
+	if r.StatusCode != 204 || r.Header.Get("ETag") == "" {
+		t.Fatalf("POST X-HTTP-Method MERGE without If-Match: status %d: %s", r.StatusCode, r.body)
+	}
+	if m, _ := getProps(t, c, "p", "new"); m["Up"] != true {
+		t.Fatalf("after the upsert %v", m)
+	}
+	r = shared.raw(t, "PUT", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{}`))
 	wantRawCode(t, r, 400, "XMethodNotUsingPost")
 	r = shared.raw(t, "POST", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "FROB"}, []byte(`{}`))
 	wantRawCode(t, r, 400, "XMethodIncorrectValue")

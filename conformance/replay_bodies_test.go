@@ -330,6 +330,10 @@ func (r *replayer) matchVersion(rk, ak string) error {
 func (r *replayer) matchMessage(where, rec, act, reqID string) {
 	allow("hint")
 	act = hintLines.ReplaceAllString(act, "")
+	if r.corpus.cosmos {
+		r.matchCosmosMessage(where, rec, act)
+		return
+	}
 	rm, am := messageForm.FindStringSubmatch(rec), messageForm.FindStringSubmatch(act)
 	switch {
 	case rm == nil && rec != act:
@@ -350,6 +354,41 @@ func (r *replayer) matchMessage(where, rec, act, reqID string) {
 		}
 	}
 }
+
+// cosmosMessageForm is an error message of Azure Cosmos DB for Table: the
+// text, perhaps an ActivityId line (the id, then the build that answered),
+// and a RequestID line, ending with a newline; no Time line.
+var cosmosMessageForm = regexp.MustCompile(`(?s)^(.*?)(\r\nActivityId: ([^,\n]*), [^\n]*)?\nRequestID:([^\n]*)\n$`)
+
+// matchCosmosMessage is matchMessage for a Cosmos DB recording (act
+// without tableemu's hints): the text exactly; an ActivityId line exactly
+// when recorded, naming the RequestID line's id, the build after it being
+// each server's own (allow "request-id"); a RequestID that is tableemu's,
+// a UUID.
+func (r *replayer) matchCosmosMessage(where, rec, act string) {
+	rm, am := cosmosMessageForm.FindStringSubmatch(rec), cosmosMessageForm.FindStringSubmatch(act)
+	switch {
+	case rm == nil && rec != act:
+		r.failf("%s: recorded %q, tableemu %q", where, rec, act)
+	case rm == nil:
+	case am == nil:
+		r.failf("%s: tableemu %q lacks Cosmos DB's RequestID line (\\nRequestID:<id>\\n)", where, act)
+	case rm[1] != am[1]:
+		r.failf("%s: recorded %q, tableemu %q", where, rm[1], am[1])
+	case (rm[2] == "") != (am[2] == ""):
+		r.failf("%s: recorded %q, tableemu %q (an ActivityId line in one only)", where, rec, act)
+	default:
+		allow("request-id")
+		if !uuidForm.MatchString(am[4]) {
+			r.failf("%s: RequestID %q is not a UUID", where, am[4])
+		}
+		if am[2] != "" && am[3] != am[4] {
+			r.failf("%s: ActivityId %q is not the RequestID %q", where, am[3], am[4])
+		}
+	}
+}
+
+var uuidForm = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // xmlNode is an element: name, attributes, the text of a leaf, children.
 type xmlNode struct {

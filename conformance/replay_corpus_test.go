@@ -45,6 +45,9 @@ type replayCorpus struct {
 	// ('faketableaccount.<table>'), while the hosts it writes are
 	// placeholders of their own (fakeendpoint, Sanitized, REDACTED).
 	account string
+	// cosmos: the recordings are of Azure Cosmos DB for Table, replayed
+	// against tableemu --profile cosmos (replay_cosmos_test.go).
+	cosmos bool
 }
 
 var (

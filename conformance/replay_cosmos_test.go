@@ -7,18 +7,24 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tableemu/tableemu/emulator"
 )
 
 // The SDKs' recorded live tests against Azure Cosmos DB for Table
 // (testdata/recordings/python-cosmos and net-cosmos, README.md there):
 // the same tests as the storage corpora, run against another service.
-// They are the evidence for a Cosmos profile (issue 41), which tableemu
-// does not have yet: it answers as Table storage does. So they are not
-// required to replay exactly. TestReplayCosmos replays each file as the storage corpora are
-// replayed, requires only that every entry's status matches (but in the
-// files cosmosStatusDiffers names), and logs, per file and in all, what
-// differs and of which kind: the input for the profile. Once the profile
-// exists, these corpora join corpora, replayed under it.
+// They are the evidence for the cosmos profile (tableemu --profile cosmos,
+// docs/cosmos.md), which is built in increments: its headers, Content-Type
+// and error bodies match; the form of entities, query answers,
+// continuation tokens and batch parts not yet. So not every file is
+// required to replay exactly. TestReplayCosmos replays each file as the
+// storage corpora are replayed, but against tableemu under the profile
+// (cosmosProfile); requires that every entry's status matches (but in the
+// files cosmosStatusDiffers names) and that at least as many files and
+// entries match exactly as cosmosExactAtLeast holds; and logs the files
+// that match exactly and, per file and in all, what differs and of which
+// kind. Once every file matches, these corpora join corpora.
 
 var (
 	// The Python recorder kept no Authorization (every request was
@@ -26,11 +32,11 @@ var (
 	// account as fakecosmosaccount where a body names it (odata.type of
 	// a full-metadata entity); the hosts it wrote are placeholders
 	// (fakeendpoint, Sanitized, faketableaccount), mapped as any host.
-	pythonCosmosCorpus = replayCorpus{sdk: "PythonCosmos", dir: "python-cosmos", account: "fakecosmosaccount"}
+	pythonCosmosCorpus = replayCorpus{sdk: "PythonCosmos", dir: "python-cosmos", account: "fakecosmosaccount", cosmos: true}
 	// The .NET recorder kept Authorization, as in netCorpus; the account
 	// is Variables.TABLES_COSMOS_ACCOUNT_NAME, and a SAS's sanitized
 	// permissions are those of the test's (Storage) run (twinPermissions).
-	netCosmosCorpus = replayCorpus{sdk: "NETCosmos", dir: "net-cosmos", keptAuthorization: true}
+	netCosmosCorpus = replayCorpus{sdk: "NETCosmos", dir: "net-cosmos", keptAuthorization: true, cosmos: true}
 	cosmosCorpora   = []replayCorpus{pythonCosmosCorpus, netCosmosCorpus}
 )
 
@@ -85,6 +91,7 @@ type cosmosStats struct {
 	files, statusFiles, exactFiles, entries, statusEntries, exactEntries int
 	kinds                                                                map[string]int
 	kindFiles                                                            map[string]map[string]bool
+	exact                                                                []string // the files that match exactly
 }
 
 func replayCosmosCorpus(t *testing.T, c replayCorpus) {
@@ -104,7 +111,7 @@ func replayCosmosCorpus(t *testing.T, c replayCorpus) {
 			t.Run(strings.TrimPrefix(name, c.dir+"/"), func(t *testing.T) {
 				t.Parallel()
 				rec := loadRecording(t, name)
-				diffs := replayRecording(t, c, name, rec, inMemory(t))
+				diffs := replayRecording(t, c, name, rec, cosmosProfile(t))
 				statusOff := map[int]bool{}
 				var statusDiffs []replayDiff
 				for _, d := range diffs {
@@ -136,6 +143,38 @@ func replayCosmosCorpus(t *testing.T, c replayCorpus) {
 	for _, line := range st.lines(c.sdk) {
 		t.Log(line)
 	}
+	sort.Strings(st.exact)
+	for _, f := range st.exact {
+		t.Logf("%s: exact: %s", c.sdk, f)
+	}
+	if t.Failed() {
+		return // the counts of a run cut short say nothing
+	}
+	if want := cosmosExactAtLeast[c.sdk]; st.exactFiles < want.files || st.exactEntries < want.entries {
+		t.Errorf("%s: %d files and %d entries replay exactly, fewer than the %d and %d cosmosExactAtLeast holds: a regression",
+			c.sdk, st.exactFiles, st.exactEntries, want.files, want.entries)
+	} else if st.exactFiles > want.files || st.exactEntries > want.entries {
+		t.Logf("%s: more replay exactly than cosmosExactAtLeast holds (%d and %d): raise it to %d files and %d entries",
+			c.sdk, want.files, want.entries, st.exactFiles, st.exactEntries)
+	}
+}
+
+// cosmosExactAtLeast is, per corpus, how many files and entries replay
+// exactly under the profile at least, raised as the profile grows, so
+// that a regression fails. What keeps the rest from exact, by kind, is in
+// docs/cosmos.md: the member order of entities and of queries of
+// entities, DateTime digits, odata.metadata's form for one entity, the
+// order of listed tables, continuation tokens and the parts of batch
+// answers.
+var cosmosExactAtLeast = map[string]struct{ files, entries int }{
+	"PythonCosmos": {files: 14, entries: 229},
+	"NETCosmos":    {files: 0, entries: 25},
+}
+
+// cosmosProfile is the server a Cosmos recording is replayed against: in
+// memory, under the cosmos profile (docs/cosmos.md).
+func cosmosProfile(testing.TB) emulator.Config {
+	return emulator.Config{InMemory: true, Profile: emulator.ProfileCosmos}
 }
 
 func (s *cosmosStats) add(name string, rec *recording, diffs []replayDiff, statusOff map[int]bool) {
@@ -167,6 +206,7 @@ func (s *cosmosStats) add(name string, rec *recording, diffs []replayDiff, statu
 	}
 	if len(diffs) == 0 {
 		s.exactFiles++
+		s.exact = append(s.exact, name)
 	}
 }
 

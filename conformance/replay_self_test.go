@@ -363,6 +363,39 @@ func TestReplayMessageHints(t *testing.T) {
 	}
 }
 
+// TestReplayCosmosMessages: a Cosmos DB message matches with the text
+// exact, tableemu's hints after it, an ActivityId line exactly where
+// recorded and naming the RequestID line's id (the build after it each
+// server's own), and a RequestID that is a UUID; never the storage form.
+func TestReplayCosmosMessages(t *testing.T) {
+	const (
+		id  = "0eb895f8-7e81-4b78-99bd-165ece1c1084"
+		own = "9a0c2b6e-2f0c-4f43-9d55-0b2c51bb8a31"
+	)
+	for _, tc := range []struct {
+		rec, act string
+		ok       bool
+	}{
+		{"The specified resource does not exist.\nRequestID:" + id + "\n", "The specified resource does not exist.\nRequestID:" + own + "\n", true},
+		{"The specified resource does not exist.\nRequestID:" + id + "\n", "The specified resource does not exist.\ntableemu: check the key.\nRequestID:" + own + "\n", true},
+		{"The specified resource does not exist.\nRequestID:" + id + "\n", "The specified resource does not exist.\nRequestID:live\n", false},
+		{"The specified resource does not exist.\nRequestID:" + id + "\n", "The specified resource does not exist.\nRequestId:" + own + "\nTime:2026-11-28T10:00:00.0000000Z", false},
+		{"One of the input values is invalid.\r\nActivityId: " + id + ", documentdb-dotnet-sdk/2.14.0 Host/64-bit MicrosoftWindowsNT/10.0.20348.0\nRequestID:" + id + "\n",
+			"One of the input values is invalid.\r\nActivityId: " + own + ", tableemu\nRequestID:" + own + "\n", true},
+		{"One of the input values is invalid.\r\nActivityId: " + id + ", documentdb-dotnet-sdk/2.14.0\nRequestID:" + id + "\n",
+			"One of the input values is invalid.\r\nActivityId: " + id + ", tableemu\nRequestID:" + own + "\n", false},
+		{"One of the input values is invalid.\r\nActivityId: " + id + ", documentdb-dotnet-sdk/2.14.0\nRequestID:" + id + "\n",
+			"One of the input values is invalid.\nRequestID:" + own + "\n", false},
+		{"The specified table: [] already exists.\nRequestID:" + id + "\n", "The table specified already exists.\nRequestID:" + own + "\n", false},
+	} {
+		r := &replayer{corpus: replayCorpus{cosmos: true}}
+		r.matchMessage("message", tc.rec, tc.act, "")
+		if got := len(r.diffs) == 0; got != tc.ok {
+			t.Errorf("%q against %q: matched %v, want %v: %s", tc.act, tc.rec, got, tc.ok, joinDiffs(r.diffs))
+		}
+	}
+}
+
 // TestReplayRecordedBodies: a body recorded as lines is their bytes, a
 // "b64:" line decoded; a multipart body is split at the boundary it uses
 // where the recorder sanitized its header's; a window's time moves by

@@ -28,7 +28,9 @@ var replayAllowed = map[string]string{
 		"locally (path style): requests are sent there, and URLs in answers (odata.metadata, odata.id, " +
 		"Location, DataServiceId) are compared with the one replaced by the other, the rest of each URL exactly.",
 	"request-id": "The x-ms-request-id header and the RequestId line of an error message are each server's own: " +
-		"not compared, but the message must name the answer's own x-ms-request-id.",
+		"not compared, but the message must name the answer's own x-ms-request-id. Cosmos DB for Table sends no " +
+		"x-ms-request-id (nor does tableemu --profile cosmos): its message's RequestID line must name a UUID, and its " +
+		"ActivityId line, where recorded, the same one; the build named after that id is each server's own.",
 	"time": "The Date header, the Time line of an error message and a service-stats LastSyncTime are clock " +
 		"readings: not compared, but each must be a well-formed time.",
 	"entity-version": "ETags and Timestamps are the times entity versions were written. A recorded one is mapped " +

@@ -471,8 +471,10 @@ func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Tabl
 	*buf = b          // keep the grown buffer for the pool
 	h := c.w.Header() // canonical names straight in the map: see ServeHTTP
 	h["Content-Type"] = []string{"multipart/mixed; boundary=" + outer}
-	h["Cache-Control"] = noCacheHeader
-	h["X-Content-Type-Options"] = nosniffHeader
+	if !c.s.cosmos { // Cosmos DB for Table sends neither (docs/cosmos.md)
+		h["Cache-Control"] = noCacheHeader
+		h["X-Content-Type-Options"] = nosniffHeader
+	}
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	if fail != nil {
 		// The live service sends no x-ms-error-code on the 202 (Go

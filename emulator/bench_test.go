@@ -206,7 +206,8 @@ func BenchmarkInsert(b *testing.B) {
 }
 
 // BenchmarkPointReadInsights compares point reads with the design-insight
-// features off (the default) and on: off, they must cost nothing.
+// features off (the default) and on: off, they must cost nothing; and
+// under the cosmos profile, which must cost nothing either.
 func BenchmarkPointReadInsights(b *testing.B) {
 	for _, tc := range []struct {
 		name string
@@ -214,6 +215,7 @@ func BenchmarkPointReadInsights(b *testing.B) {
 	}{
 		{"off", Config{InMemory: true, Silent: true}},
 		{"insights+throttle", Config{InMemory: true, Silent: true, Insights: true, Throttle: true}},
+		{"cosmos-profile", Config{InMemory: true, Silent: true, Profile: ProfileCosmos}}, // docs/cosmos.md: fewer headers, no cost
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s, err := New(tc.cfg)

@@ -87,7 +87,29 @@ type Config struct {
 	// keeps the data in SQLite under Location. It may hold a password:
 	// print it only through RedactDatabase.
 	Database string
+	// Profile is the service tableemu answers as (--profile,
+	// TABLEEMU_PROFILE): ProfileStorage, Azure Table storage (what ""
+	// means too), or ProfileCosmos, Azure Cosmos DB for Table, whose
+	// answers differ in headers, error bodies and more (docs/cosmos.md).
+	// Under ProfileCosmos the default port is CosmosPort.
+	Profile string
 }
+
+// The profiles (Config.Profile).
+const (
+	ProfileStorage = "storage"
+	ProfileCosmos  = "cosmos"
+)
+
+// CosmosPort is the default port under ProfileCosmos: the Azure Cosmos DB
+// emulator's table endpoint, which the SDKs treat as Cosmos DB on
+// localhost (the Go SDK's aztables checks for localhost:8902; Python's
+// _is_cosmos_endpoint, JS's isCosmosEndpoint and .NET's IsPremiumEndpoint
+// take localhost on any port but 10002; docs/cosmos.md).
+const CosmosPort = 8902
+
+// Cosmos reports whether c answers as Azure Cosmos DB for Table.
+func (c Config) Cosmos() bool { return c.Profile == ProfileCosmos }
 
 // NoKeepAliveTimeout as Config.KeepAlive keeps idle keep-alive connections
 // open until the client closes them: what --tableKeepAliveTimeout 0 means,
@@ -134,6 +156,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%q ignored: tableemu is the table service", fs.Arg(0)))
 		args = fs.Args()[1:]
 	}
+	fs.Visit(func(f *flag.Flag) { extra.portSet = extra.portSet || f.Name == "tablePort" })
 	if extra.help {
 		if usage != nil {
 			writeHelp(usage, fs)
@@ -148,6 +171,22 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (flags start with --; tableemu --help lists them)", fs.Arg(0))
+	}
+	profileSource := "--profile"
+	if c.Profile == "" {
+		c.Profile, profileSource = strings.TrimSpace(getenv("TABLEEMU_PROFILE")), "TABLEEMU_PROFILE"
+	}
+	switch c.Profile {
+	case "", ProfileStorage:
+		c.Profile = ProfileStorage
+	case ProfileCosmos:
+		// The Cosmos DB emulator's table port, unless --tablePort says
+		// otherwise (0 included: a free port).
+		if !extra.portSet {
+			c.Port = CosmosPort
+		}
+	default:
+		return c, fmt.Errorf("%s %q: want storage (Azure Table storage, the default) or cosmos (Azure Cosmos DB for Table)", profileSource, c.Profile)
 	}
 	if net.ParseIP(c.Host) == nil && c.Host != "localhost" {
 		return c, fmt.Errorf("--tableHost %q: not an IP address", c.Host)
@@ -270,6 +309,7 @@ type flagExtras struct {
 	keepAlive     string
 	cacheSize     string
 	ignored       []string
+	portSet       bool // --tablePort given
 
 	requestTimeout string
 }
@@ -308,6 +348,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.StringVar(&x.cacheSize, "cacheSize", "", "keep up to `MiB` of tables in memory for scans no index serves; 0: none (default 512)")
 	fs.BoolVar(&c.Insights, "insights", false, "classify queries (x-tableemu-* headers, log) and serve GET /_tableemu/insights")
 	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy beyond ~2,000 entities/s per partition and ~20,000 per account")
+	fs.StringVar(&c.Profile, "profile", "", "answer as `SERVICE` does: storage (Azure Table storage) or cosmos (Azure Cosmos DB for Table, default port 8902); also TABLEEMU_PROFILE (default storage)")
 	fs.StringVar(&c.Faults, "faults", "", "inject transient failures as `SPEC` says, e.g. rate=0.1,kinds=timeout|busy|drop,ops=InsertEntity")
 	for _, name := range ignoredFlags {
 		fs.Func(name, "any `VALUE`; ignored, with a warning (tableemu serves tables only)", func(string) error {

@@ -293,3 +293,47 @@ func TestKeepAliveTimeoutZero(t *testing.T) {
 		t.Error("KeepAlive 200 ms: the connection idle for 600 ms still served a request")
 	}
 }
+
+// TestLoadConfigProfile: --profile and TABLEEMU_PROFILE choose the service
+// tableemu answers as; the flag wins; cosmos moves the default port to
+// 8902 but not a port given; anything else is an error naming its source.
+func TestLoadConfigProfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		profile   string
+		port      int
+		wantErr   string
+	}{
+		{name: "default", profile: ProfileStorage, port: 10002},
+		{name: "flag storage", args: []string{"--profile", "storage"}, profile: ProfileStorage, port: 10002},
+		{name: "flag cosmos", args: []string{"--profile=cosmos"}, profile: ProfileCosmos, port: CosmosPort},
+		{name: "env cosmos", env: "cosmos", profile: ProfileCosmos, port: CosmosPort},
+		{name: "flag wins over env", args: []string{"--profile", "storage"}, env: "cosmos", profile: ProfileStorage, port: 10002},
+		{name: "cosmos with port", args: []string{"--profile", "cosmos", "--tablePort", "10002"}, profile: ProfileCosmos, port: 10002},
+		{name: "port before profile", args: []string{"--tablePort", "0", "--profile", "cosmos"}, profile: ProfileCosmos, port: 0},
+		{name: "bad flag", args: []string{"--profile", "Cosmos DB"}, wantErr: `--profile "Cosmos DB": want storage`},
+		{name: "bad env", env: "table", wantErr: `TABLEEMU_PROFILE "table": want storage`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(tc.args, func(k string) string {
+				if k == "TABLEEMU_PROFILE" {
+					return tc.env
+				}
+				return ""
+			}, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Profile != tc.profile || c.Port != tc.port || c.Cosmos() != (tc.profile == ProfileCosmos) {
+				t.Fatalf("Profile %q, Port %d; want %q, %d", c.Profile, c.Port, tc.profile, tc.port)
+			}
+		})
+	}
+}

@@ -300,7 +300,11 @@ func (s *Server) insertEntity(c *call) error {
 	h["Etag"] = c.etagHdr[:]
 	h["Location"] = c.locHdr[:]
 	if rep.status == http.StatusNoContent {
-		h["Dataserviceid"] = c.locHdr[:]
+		if !s.cosmos {
+			// Cosmos DB for Table sends Location only (.NET
+			// recording TableQueryableWithInvalidQuery, net-cosmos).
+			h["Dataserviceid"] = c.locHdr[:]
+		}
 		c.writeNoContent(http.StatusNoContent)
 		return nil
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/auth"
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/wire"
+	"github.com/tableemu/tableemu/odata"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
@@ -21,6 +23,14 @@ import (
 func (c *call) writeError(err error) {
 	err = storeErr(err) // a store error that reached here untranslated
 	e := c.hint(tableemu.From(err))
+	activity := false
+	if c.s.cosmos {
+		// Cosmos DB for Table's code and sentence (error.go's table),
+		// with "Request url is invalid." for a query string it cannot
+		// parse (docs/cosmos.md).
+		var oe *odata.Error
+		e, activity = e.Cosmos(errors.As(err, &oe))
+	}
 	c.errCode = e.Code
 	var sf *storageFault
 	if e.Code == tableemu.InternalError || errors.As(err, &sf) {
@@ -54,6 +64,10 @@ func (c *call) writeError(err error) {
 	// 415 AtomFormatNotSupported answers a client that asked for Atom
 	// (or XML) or sent an Atom body (contenttype.go), so it gets XML.
 	body := errorMessage(e.Message, c.reqID, c.s.now())
+	if c.s.cosmos && !c.xml && e.Code != tableemu.AtomFormatNotSupported {
+		c.writeCosmosError(e, activity)
+		return
+	}
 	if c.xml || e.Code == tableemu.AtomFormatNotSupported {
 		b := []byte(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
 		b = appendXMLText(b, string(e.Code))
@@ -95,6 +109,59 @@ func (c *call) writeError(err error) {
 		c.uncached = true
 	}
 	c.writeJSON(e.Status, appendJSONError(nil, e.Code, body))
+}
+
+// writeCosmosError writes a JSON error as Azure Cosmos DB for Table does
+// (the cosmos profile, docs/cosmos.md): lang "en-us", the message ending
+// "\nRequestID:<id>\n" with no Time line, after an "ActivityId:" line
+// naming the same id where Cosmos DB's back end answers (activity, from
+// error.go's table); its Content-Type as recorded: plain application/json
+// for a SAS refused (net-cosmos ValidateSasCredentials), the level the
+// request asked for on a GET and on a 409 (python-cosmos test_get_entity_not_existing,
+// test_insert_entity_conflict, test_create_table_fail_on_exist), and full
+// metadata on the other writes, whatever was asked (python-cosmos
+// test_delete_entity_not_existing, test_update_entity_not_existing,
+// test_merge_entity_with_if_doesnt_match, test_insert_entity_missing_pk,
+// test_encoder_create_entity_complex_keys). No Cache-Control or
+// X-Content-Type-Options (writeJSON). x-ms-error-code stays: Cosmos DB
+// sends none, but SDKs that read the code there keep working, and the
+// body names the same code.
+func (c *call) writeCosmosError(e *tableemu.Error, activity bool) {
+	msg := e.Message
+	if activity {
+		// Cosmos DB names its back end's build here; tableemu names
+		// itself. Its hints follow, on lines of their own.
+		first, hint, hinted := strings.Cut(msg, tableemu.HintPrefix)
+		msg = first + "\r\nActivityId: " + c.reqID + ", tableemu"
+		if hinted {
+			msg += tableemu.HintPrefix + hint
+		}
+	}
+	msg += "\nRequestID:" + c.reqID + "\n"
+	b := []byte(`{"odata.error":{"code":`)
+	b = edm.AppendJSONString(b, string(e.Code))
+	b = append(b, `,"message":{"lang":"en-us","value":`...)
+	b = edm.AppendJSONString(b, msg)
+	b = append(b, `}}}`...)
+	switch {
+	case e.Code == tableemu.Forbidden || frontEndError(e.Code):
+		// (An authentication failure keeps the storage front end's plain
+		// JSON: nothing recorded from Cosmos DB says otherwise.)
+		c.w.Header()["Content-Type"] = plainJSONHeader
+		c.w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
+		c.w.WriteHeader(e.Status)
+		if c.r.Method != http.MethodHead {
+			c.w.Write(b)
+		}
+		return
+	case c.r.Method == http.MethodGet || c.r.Method == http.MethodHead || e.Status == http.StatusConflict:
+		if lvl, nerr := negotiate(c.r, c.query()); nerr == nil {
+			c.level = lvl
+		}
+	default:
+		c.level = wire.FullMetadata
+	}
+	c.writeJSON(e.Status, b)
 }
 
 // parserError reports whether the Table service answers an error of code

@@ -125,11 +125,17 @@ func mediaLevel(item string) (wire.Level, mediaKind) {
 // writeJSON sends a JSON (OData) response body.
 func (c *call) writeJSON(status int, body []byte) {
 	h := c.w.Header() // canonical names straight in the map: see ServeHTTP
-	h["Content-Type"] = contentTypeHeader(c.level)
-	if !c.uncached {
-		h["Cache-Control"] = noCacheHeader
+	if c.s.cosmos {
+		// Cosmos DB for Table: its own Content-Type, and neither
+		// Cache-Control nor X-Content-Type-Options (docs/cosmos.md).
+		h["Content-Type"] = cosmosContentTypeHeader(c.level)
+	} else {
+		h["Content-Type"] = contentTypeHeader(c.level)
+		if !c.uncached {
+			h["Cache-Control"] = noCacheHeader
+		}
+		h["X-Content-Type-Options"] = nosniffHeader
 	}
-	h["X-Content-Type-Options"] = nosniffHeader
 	// net/http sends Content-Length itself for a body it holds whole when
 	// the handler returns (shorter than its 2048-byte buffer); a longer
 	// one would be chunked, and an answer to HEAD has none to measure: those
@@ -148,8 +154,15 @@ func (c *call) writeJSON(status int, body []byte) {
 // service-properties PUT).
 func (c *call) writeNoContent(status int) {
 	h := c.w.Header()
-	h["Cache-Control"] = noCacheHeader
-	h["X-Content-Type-Options"] = nosniffHeader
+	if c.s.cosmos {
+		// Cosmos DB for Table names a Content-Type on a 204 too, and
+		// sends neither Cache-Control nor X-Content-Type-Options
+		// (docs/cosmos.md).
+		h["Content-Type"] = plainJSONHeader
+	} else {
+		h["Cache-Control"] = noCacheHeader
+		h["X-Content-Type-Options"] = nosniffHeader
+	}
 	if status != http.StatusNoContent || c.r.ProtoMajor >= 2 {
 		// net/http's HTTP/1 server removes Content-Length from a 204
 		// itself (suppressedHeaders; RFC 9110 8.6), so there it is not
@@ -172,14 +185,31 @@ func contentTypeHeader(l wire.Level) []string {
 	return minimalMetadataHeader
 }
 
+// cosmosContentTypeHeader is contentTypeHeader under the cosmos profile:
+// Cosmos DB for Table names the level with a space after the semicolon,
+// and no streaming or charset parameter (every JSON answer recorded from
+// it: conformance/testdata/recordings/python-cosmos, net-cosmos).
+func cosmosContentTypeHeader(l wire.Level) []string {
+	switch l {
+	case wire.NoMetadata:
+		return cosmosNoMetadataHeader
+	case wire.FullMetadata:
+		return cosmosFullMetadataHeader
+	}
+	return cosmosMinimalMetadataHeader
+}
+
 // Constant header values, shared: net/http only reads them.
 var (
-	noMetadataHeader      = []string{wire.NoMetadata.ContentType()}
-	minimalMetadataHeader = []string{wire.MinimalMetadata.ContentType()}
-	fullMetadataHeader    = []string{wire.FullMetadata.ContentType()}
-	noCacheHeader         = []string{"no-cache"}
-	nosniffHeader         = []string{"nosniff"}
-	zeroLengthHeader      = []string{"0"}
+	cosmosNoMetadataHeader      = []string{"application/json; odata=nometadata"}
+	cosmosMinimalMetadataHeader = []string{"application/json; odata=minimalmetadata"}
+	cosmosFullMetadataHeader    = []string{"application/json; odata=fullmetadata"}
+	noMetadataHeader            = []string{wire.NoMetadata.ContentType()}
+	minimalMetadataHeader       = []string{wire.MinimalMetadata.ContentType()}
+	fullMetadataHeader          = []string{wire.FullMetadata.ContentType()}
+	noCacheHeader               = []string{"no-cache"}
+	nosniffHeader               = []string{"nosniff"}
+	zeroLengthHeader            = []string{"0"}
 
 	returnNoContentHeader = []string{"return-no-content"}
 	returnContentHeader   = []string{"return-content"}

@@ -66,6 +66,7 @@ import (
 // release it with Close.
 type Server struct {
 	cfg      Config
+	cosmos   bool // cfg.Cosmos(): answer as Azure Cosmos DB for Table (docs/cosmos.md)
 	store    *store.Store
 	accounts map[string]*auth.Account
 	router   *mux.Router
@@ -103,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	if abs, err := filepath.Abs(cfg.Location); err == nil && !cfg.InMemory && cfg.Database == "" {
 		cfg.Location = abs // so that DatabasePath and errors name the directory in full
 	}
-	s := &Server{cfg: cfg, now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
+	s := &Server{cfg: cfg, cosmos: cfg.Cosmos(), now: time.Now, access: os.Stdout, accounts: map[string]*auth.Account{}, tls: tlsConfig}
 	for _, a := range cfg.Accounts {
 		s.accounts[a.Name] = &auth.Account{Name: a.Name, Keys: a.RawKeys}
 	}
@@ -207,16 +208,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// The echoed headers share the request's value, the first as sent
 	// (capacity one: an append would copy, not write into the request).
+	//
+	// Cosmos DB for Table (the cosmos profile) sends none of these: no
+	// x-ms-request-id, Server or x-ms-version, and no
+	// x-ms-client-request-id even when the client asks for it with
+	// x-ms-return-client-request-id (every .NET recording of it,
+	// conformance/testdata/recordings/net-cosmos; docs/cosmos.md). The
+	// request id still names the request in the log and in an error's
+	// RequestID line.
 	c.idHdr[0] = c.reqID
-	h["X-Ms-Request-Id"] = c.idHdr[:]
-	h["Server"] = serverHeader
-	if v := r.Header["X-Ms-Version"]; len(v) > 0 && v[0] != "" {
-		h["X-Ms-Version"] = v[:1:1]
-	} else {
-		h["X-Ms-Version"] = defaultVersionHeader
-	}
-	if id := r.Header["X-Ms-Client-Request-Id"]; len(id) > 0 && id[0] != "" {
-		h["X-Ms-Client-Request-Id"] = id[:1:1]
+	if !s.cosmos {
+		h["X-Ms-Request-Id"] = c.idHdr[:]
+		h["Server"] = serverHeader
+		if v := r.Header["X-Ms-Version"]; len(v) > 0 && v[0] != "" {
+			h["X-Ms-Version"] = v[:1:1]
+		} else {
+			h["X-Ms-Version"] = defaultVersionHeader
+		}
+		if id := r.Header["X-Ms-Client-Request-Id"]; len(id) > 0 && id[0] != "" {
+			h["X-Ms-Client-Request-Id"] = id[:1:1]
+		}
 	}
 	if isToolPath(r.URL.Path) {
 		s.serveTool(c)

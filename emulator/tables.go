@@ -95,6 +95,13 @@ func (s *Server) createTable(c *call) error {
 	}
 	link := c.baseURL() + "/Tables('" + name + "')"
 	c.w.Header().Set("Location", link)
+	if s.cosmos {
+		// Cosmos DB for Table answers Create Table with an ETag, the
+		// time of the creation, as an entity's (every Create Table
+		// recorded from it, conformance/testdata/recordings/python-cosmos
+		// and net-cosmos; docs/cosmos.md). Table storage sends none.
+		c.w.Header()["Etag"] = []string{wire.ETag(edm.TicksFromTime(s.now()))}
+	}
 	if pref == "return-no-content" {
 		c.w.Header().Set("DataServiceId", link)
 		c.writeNoContent(http.StatusNoContent)
@@ -110,7 +117,11 @@ func (s *Server) createTable(c *call) error {
 func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	base := c.baseURL()
 	b = append(b, '{')
-	if c.level != wire.NoMetadata && document {
+	// Cosmos DB for Table writes a single table's odata.metadata after
+	// TableName (every Create Table recorded from it, python-cosmos
+	// test_create_table; docs/cosmos.md).
+	metaLast := c.s.cosmos
+	if c.level != wire.NoMetadata && document && !metaLast {
 		b = append(b, `"odata.metadata":`...)
 		b = edm.AppendJSONString(b, base+"/$metadata#Tables/@Element")
 		b = append(b, ',')
@@ -126,6 +137,10 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	}
 	b = append(b, `"TableName":`...)
 	b = edm.AppendJSONString(b, name)
+	if c.level != wire.NoMetadata && document && metaLast {
+		b = append(b, `,"odata.metadata":`...)
+		b = edm.AppendJSONString(b, base+"/$metadata#Tables/@Element")
+	}
 	return append(b, '}')
 }
 
@@ -186,8 +201,11 @@ func (s *Server) queryTables(c *call) error {
 	if err != nil {
 		return storeErr(err)
 	}
+	// Cosmos DB for Table writes odata.metadata after value (every Query
+	// Tables recorded from it, python-cosmos test_query_tables; docs/cosmos.md).
+	metaLast := s.cosmos
 	b := []byte{'{'}
-	if c.level != wire.NoMetadata {
+	if c.level != wire.NoMetadata && !metaLast {
 		b = append(b, `"odata.metadata":`...)
 		b = edm.AppendJSONString(b, c.baseURL()+"/$metadata#Tables")
 		b = append(b, ',')
@@ -199,7 +217,12 @@ func (s *Server) queryTables(c *call) error {
 		}
 		b = c.appendTable(b, t.Name, false)
 	}
-	b = append(b, "]}"...)
+	b = append(b, ']')
+	if c.level != wire.NoMetadata && metaLast {
+		b = append(b, `,"odata.metadata":`...)
+		b = edm.AppendJSONString(b, c.baseURL()+"/$metadata#Tables")
+	}
+	b = append(b, '}')
 	if page.Next != "" {
 		c.w.Header().Set("x-ms-continuation-NextTableName", encodeToken(page.Next))
 	}
@@ -237,10 +260,14 @@ func parseQueryOptions(q map[string][]string) (odata.Expr, int, []string, error)
 	return filter, top, sel, nil
 }
 
+// filterErr is the error of a query option that does not parse: the
+// *odata.Error itself, which unwraps to the *tableemu.Error the writer
+// sends, so that the writer can tell an error of the URL (Cosmos DB for
+// Table answers those "Request url is invalid.", errors.go).
 func filterErr(err error) error {
 	var oe *odata.Error
 	if errors.As(err, &oe) {
-		return oe.APIError()
+		return oe
 	}
 	return err
 }

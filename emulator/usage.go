@@ -92,6 +92,9 @@ Environment:
   AZURITE_ACCOUNTS=name1:key1[:key2];name2:key1
         the accounts and their base64 keys; as in Azurite, they replace
         devstoreaccount1
+  TABLEEMU_PROFILE=storage|cosmos
+        as --profile (the flag wins): cosmos answers as Azure Cosmos DB for
+        Table, on port 8902 unless --tablePort is given (docs/cosmos.md)
 
 Commands:
   healthcheck [--tableHost H] [--tablePort P] [--cert F --key F]

@@ -87,6 +87,7 @@ func TestBadCommandLine(t *testing.T) {
 		{[]string{"--tableKeepAliveTimeout", "-1"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
 		{[]string{"--tableKeepAliveTimeout", "5m"}, []string{"--tableKeepAliveTimeout", "seconds"}, ""},
 		{[]string{"--pwd", "secret", "--cert", "c.pfx"}, []string{"PFX", "PEM"}, ""},
+		{[]string{"--profile", "cosmosdb"}, []string{`--profile "cosmosdb"`, "storage", "cosmos"}, ""},
 	} {
 		code, out, errOut := runProc(t, "", tc.args...)
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tableemu: ") {

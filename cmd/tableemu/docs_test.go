@@ -432,3 +432,32 @@ func TestImageBuiltBeforeUse(t *testing.T) {
 		}
 	}
 }
+
+// TestCosmosDocsStart: the two ways docs/cosmos.md gives to turn the
+// profile on both start tableemu under it, as its first start-up line
+// says (run with --tablePort 0 and in memory, so as not to need port
+// 8902 or write here; TestLoadConfigProfile checks the port).
+func TestCosmosDocsStart(t *testing.T) {
+	lines := fencedBlock(t, "../../docs/cosmos.md", "--profile cosmos")
+	if len(lines) != 2 {
+		t.Fatalf("docs/cosmos.md's block: %q, want two command lines", lines)
+	}
+	for _, l := range lines {
+		words := strings.Fields(l)
+		var env []string
+		for len(words) > 0 && strings.Contains(words[0], "=") {
+			env, words = append(env, words[0]), words[1:]
+		}
+		if len(words) == 0 || words[0] != "tableemu" {
+			t.Fatalf("%q: not a tableemu command line", l)
+		}
+		cmd := command(t, "", append(words[1:], "--tablePort", "0", "--inMemoryPersistence")...)
+		cmd.Env = append(cmd.Env, env...)
+		p := startCmd(t, cmd)
+		p.ready()
+		const want = "tableemu serves Azure Cosmos DB for Table (--profile cosmos) from memory"
+		if start := p.lines(); len(start) == 0 || !strings.Contains(start[0], want) {
+			t.Errorf("%q: start-up lines %q, want the first to say %q", l, start, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -51,8 +52,15 @@ var healthTimeout = 2 * time.Second
 func healthcheck(args []string, stdout, stderr io.Writer) int {
 	// AZURITE_ACCOUNTS does not change where the server listens; not
 	// reading it keeps a probe from failing on an account list typo that
-	// the running server has already accepted or refused.
-	cfg, err := emulator.LoadConfig(args, func(string) string { return "" }, nil)
+	// the running server has already accepted or refused. TABLEEMU_PROFILE
+	// does (cosmos: port 8902, docs/cosmos.md), so it is read: a container
+	// run with it is probed where it listens.
+	cfg, err := emulator.LoadConfig(args, func(k string) string {
+		if k == "TABLEEMU_PROFILE" {
+			return os.Getenv(k)
+		}
+		return ""
+	}, nil)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		io.WriteString(stdout, healthcheckHelp)
@@ -93,7 +101,8 @@ func healthcheck(args []string, stdout, stderr io.Writer) int {
 const healthcheckHelp = `Usage: tableemu healthcheck [--tableHost H] [--tablePort P] [--cert F --key F] [other server flags]
 
 Exits 0 when a server answers HTTP or HTTPS at the address a server started
-with the same flags listens on (default 127.0.0.1:10002), and 1 otherwise, as
+with the same flags listens on (default 127.0.0.1:10002; 8902 with --profile
+cosmos or TABLEEMU_PROFILE=cosmos), and 1 otherwise, as
 Docker's HEALTHCHECK expects. It probes HTTPS first and, when what answers
 does not speak TLS, plain HTTP, so the container image's check works whether
 or not the server has --cert; with --cert it accepts only HTTPS. The server's

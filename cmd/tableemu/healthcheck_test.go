@@ -293,3 +293,21 @@ func TestHealthcheckPythonServer(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 0, up over http", code, out, errOut)
 	}
 }
+
+// TestHealthcheckCosmosProfile: under the cosmos profile, by flag or by
+// TABLEEMU_PROFILE as a container would set it, the probe goes to port
+// 8902, where such a server listens by default (docs/cosmos.md). Whether
+// something answers there is not this test's business: the line names the
+// address either way.
+func TestHealthcheckCosmosProfile(t *testing.T) {
+	check := func(how string, args ...string) {
+		t.Helper()
+		code, out, errOut := runHealthcheck(args...)
+		if !strings.Contains(out+errOut, "127.0.0.1:8902") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the probe at 127.0.0.1:8902", how, code, out, errOut)
+		}
+	}
+	check("--profile cosmos", "--profile", "cosmos")
+	t.Setenv("TABLEEMU_PROFILE", "cosmos")
+	check("TABLEEMU_PROFILE=cosmos")
+}

@@ -132,13 +132,18 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	if ip := net.ParseIP(cfg.Host); ip != nil && ip.IsUnspecified() {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
+	// The service it answers as: the profile (docs/cosmos.md).
+	service := "Azure Table storage"
+	if cfg.Cosmos() {
+		service = "Azure Cosmos DB for Table (--profile cosmos)"
+	}
 	if path := srv.DatabasePath(); cfg.Database != "" {
 		// Never the URL as given: it may hold a password.
-		out.Printf("tableemu serves Azure Table storage from the PostgreSQL database %s (shared: other instances may serve it too)", path)
+		out.Printf("tableemu serves %s from the PostgreSQL database %s (shared: other instances may serve it too)", service, path)
 	} else if path == ":memory:" {
-		out.Printf("tableemu serves Azure Table storage from memory (nothing is written to disk)")
+		out.Printf("tableemu serves %s from memory (nothing is written to disk)", service)
 	} else {
-		out.Printf("tableemu serves Azure Table storage from %s (with its -wal and -shm files)", path)
+		out.Printf("tableemu serves %s from %s (with its -wal and -shm files)", service, path)
 	}
 	for _, a := range cfg.Accounts {
 		ep := emulator.Endpoint(cfg.Scheme(), addr, a.Name)

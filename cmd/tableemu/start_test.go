@@ -299,3 +299,15 @@ func TestSecondSignal(t *testing.T) {
 		t.Errorf("the second signal let the clean stop finish:\n%s", p.out)
 	}
 }
+
+// TestCosmosProfileStartLine: under --profile cosmos the first start-up
+// line names the service tableemu answers as (docs/cosmos.md).
+func TestCosmosProfileStartLine(t *testing.T) {
+	p := startProc(t, "", "--profile", "cosmos", "--tablePort", "0", "--inMemoryPersistence")
+	p.ready()
+	start := p.lines()
+	const want = "tableemu serves Azure Cosmos DB for Table (--profile cosmos) from memory (nothing is written to disk)"
+	if len(start) == 0 || !strings.HasSuffix(start[0], want) {
+		t.Fatalf("start-up lines:\n%s\nwant the first to end %q", strings.Join(start, "\n"), want)
+	}
+}
