@@ -36,7 +36,7 @@
 #    waits as that module waits, and makes the SDK call with the
 #    connection it builds; starts it as docker/compose.yaml and
 #    compose.azurite.yaml do, and runs their healthcheck and app.
-# 8. Prints the image size and fails if it is 20 MB or more, or if a doc's
+# 8. Prints the image size and fails if it is 22 MB or more, or if a doc's
 #    figure for it is more than .ci/doc-figures.sh's margin away.
 #
 # Installs podman and iproute2 with apt-get when they are missing, and the
@@ -45,7 +45,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-max_size=$((20 * 1000 * 1000)) # bytes, uncompressed
+max_size=$((22 * 1000 * 1000)) # bytes, uncompressed (docs/releases.md says why not 20)
 keep=false
 [ "${1:-}" = --keep ] && keep=true
 
