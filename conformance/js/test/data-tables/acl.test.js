@@ -49,8 +49,8 @@ describe("data-tables: table ACLs", () => {
 
   it("ACLs of a missing table: 404 TableNotFound", async () => {
     const c = dt.table(tg, h.tableName());
-    await dt.rejects(c.getAccessPolicy(), 404, "TableNotFound");
-    await dt.rejects(c.setAccessPolicy([]), 404, "TableNotFound");
+    await dt.rejects(c.getAccessPolicy(), 404, dt.code.tableNotFound);
+    await dt.rejects(c.setAccessPolicy([]), 404, dt.code.tableNotFound);
   });
 
   it("a SAS naming a policy takes its fields from it, and changes with it", async (t) => {
@@ -62,7 +62,7 @@ describe("data-tables: table ACLs", () => {
     const reader = dt.sasTable(tg, name, generateTableSas(name, dt.credential(tg), { identifier: "reader" }));
     assert.match(generateTableSas(name, dt.credential(tg), { identifier: "reader" }), /si=reader/);
     await reader.getEntity("p", "r");
-    await dt.rejects(reader.createEntity({ partitionKey: "p", rowKey: "new" }), 403, "AuthorizationPermissionMismatch");
+    await dt.rejects(reader.createEntity({ partitionKey: "p", rowKey: "new" }), 403, dt.code.permission);
 
     // A field in both the SAS and the policy, or in neither, is refused.
     const both = dt.sasTable(tg, name, generateTableSas(name, dt.credential(tg), { identifier: "reader", permissions: { query: true } }));

@@ -147,7 +147,7 @@ describe("data-tables: transactions", () => {
     assert.equal(await exists(client, "p", "ok"), false);
   });
 
-  it("enforces the batch limits: 100 operations, one entity once, an existing table", async (t) => {
+  it("enforces the batch limits: 100 operations, one entity once", async (t) => {
     const { client } = await dt.newTable(t, tg);
     const creates = (n, prefix) => Array.from({ length: n }, (_, i) => ["create", { partitionKey: "p", rowKey: `${prefix}${String(i).padStart(3, "0")}` }]);
     const ok = await client.submitTransaction(creates(100, "a"));
@@ -167,8 +167,12 @@ describe("data-tables: transactions", () => {
       1,
     );
     assert.equal((await dt.listAll(client)).rows.length, 100, "nothing of the refused batches was written");
+  });
 
-    await failed(dt.table(tg, h.tableName()).submitTransaction([["create", { partitionKey: "p", rowKey: "r" }]]), 404, "TableNotFound", 0);
+  // Cosmos DB names the missing table ResourceNotFound in the failed part
+  // too (test_new_non_existent_table; docs/cosmos.md, "batch answer parts").
+  it("a transaction on a missing table fails its first part: 404", dt.notYet("batch answer parts: ResourceNotFound"), async () => {
+    await failed(dt.table(tg, h.tableName()).submitTransaction([["create", { partitionKey: "p", rowKey: "r" }]]), 404, dt.code.tableNotFound, 0);
   });
 
   it("a transaction over 4 MiB is refused whole: 413 RequestBodyTooLarge", async (t) => {
@@ -191,7 +195,9 @@ describe("data-tables: transactions", () => {
     );
   });
 
-  it("a transaction through a SAS is checked per operation", async (t) => {
+  // A refused part on Cosmos DB: see sas.test.js, "a read-only SAS is
+  // refused a transaction".
+  it("a transaction through a SAS is checked per operation", dt.notYet("batch answer parts: Forbidden"), async (t) => {
     const { name, client } = await dt.newTable(t, tg);
     await client.createEntity({ partitionKey: "p", rowKey: "r" });
     const addOnly = dt.sasTable(tg, name, generateTableSas(name, dt.credential(tg), { permissions: { add: true } }));
@@ -203,7 +209,7 @@ describe("data-tables: transactions", () => {
         ["delete", { partitionKey: "p", rowKey: "r" }],
       ]),
       403,
-      "AuthorizationPermissionMismatch",
+      dt.code.permission,
       1,
     );
     assert.equal(await exists(client, "p", "r"), true);

@@ -136,6 +136,6 @@ describe("data-tables: queries over 2,500 entities", () => {
   });
 
   it("querying a missing table is 404 TableNotFound", async () => {
-    await dt.rejects(dt.table(tg, h.tableName()).listEntities().next(), 404, "TableNotFound");
+    await dt.rejects(dt.table(tg, h.tableName()).listEntities().next(), 404, dt.code.tableNotFound);
   });
 });

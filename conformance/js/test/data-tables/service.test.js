@@ -27,8 +27,16 @@ describe("data-tables: service properties", () => {
     assert.deepEqual(p.cors ?? [], []);
   });
 
-  it("sets and gets logging, metrics and CORS; a partial Set keeps the rest", own, async () => {
+  // Cosmos DB refuses every Set Service Properties: 405 MethodNotAllowed
+  // (test_too_many_cors_rules, test_retention_too_long; docs/cosmos.md).
+  const setRefused = { ...own, ...dt.notYet("Set Service Properties: 405 MethodNotAllowed") };
+
+  it("sets and gets logging, metrics and CORS; a partial Set keeps the rest (Cosmos DB: 405)", setRefused, async () => {
     const svc = dt.service(tg);
+    if (h.cosmos) {
+      await dt.rejects(svc.setProperties({ minuteMetrics: { version: "1.0", enabled: false, retentionPolicy: { enabled: false } } }), 405, "MethodNotAllowed");
+      return;
+    }
     const res = await svc.setProperties({
       logging: { version: "1.0", read: true, write: true, delete: true, retentionPolicy: { enabled: true, days: 5 } },
       hourMetrics: { version: "1.0", enabled: true, includeAPIs: true, retentionPolicy: { enabled: true, days: 7 } },
@@ -76,16 +84,17 @@ describe("data-tables: service properties", () => {
     assert.equal(p.logging.read, true);
   });
 
-  it("refuses invalid properties: 400 InvalidXmlDocument", own, async () => {
+  it("refuses invalid properties: 400 InvalidXmlDocument (Cosmos DB: 405)", setRefused, async () => {
     const svc = dt.service(tg);
+    const [status, code] = h.cosmos ? [405, "MethodNotAllowed"] : [400, "InvalidXmlDocument"];
     await dt.rejects(
       svc.setProperties({ hourMetrics: { version: "1.0", enabled: false, retentionPolicy: { enabled: true, days: 366 } } }),
-      400,
-      "InvalidXmlDocument",
+      status,
+      code,
     );
     const rule = { allowedOrigins: "*", allowedMethods: "GET", allowedHeaders: "", exposedHeaders: "", maxAgeInSeconds: 1 };
-    await dt.rejects(svc.setProperties({ cors: Array(6).fill(rule) }), 400, "InvalidXmlDocument");
-    await dt.rejects(svc.setProperties({ cors: [{ ...rule, allowedMethods: "FETCH" }] }), 400, "InvalidXmlDocument");
+    await dt.rejects(svc.setProperties({ cors: Array(6).fill(rule) }), status, code);
+    await dt.rejects(svc.setProperties({ cors: [{ ...rule, allowedMethods: "FETCH" }] }), status, code);
   });
 
   it("statistics answer on the secondary endpoint", async () => {

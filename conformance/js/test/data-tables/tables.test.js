@@ -41,7 +41,7 @@ describe("data-tables: tables", () => {
     await c.createTable();
     await c.createEntity({ partitionKey: "p", rowKey: "r" });
     await c.deleteTable();
-    await dt.rejects(c.getEntity("p", "r"), 404, "TableNotFound");
+    await dt.rejects(c.getEntity("p", "r"), 404, dt.code.tableNotFound);
   });
 
   it("refuses a second table of the same name, regardless of case: 409 TableAlreadyExists", async (t) => {
