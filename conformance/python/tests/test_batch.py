@@ -7,6 +7,7 @@ from azure.core import MatchConditions
 from azure.data.tables import RequestTooLargeError, TableTransactionError, UpdateMode
 
 from conftest import table_name
+from helpers import TABLE_NOT_FOUND, not_yet
 
 
 def state(table):
@@ -130,8 +131,11 @@ def test_lone_operation_failure_names_no_index(table):
         assert err.message.startswith(text), err.message
 
 
+# Cosmos DB names the missing table ResourceNotFound in the failed part too
+# (test_new_non_existent_table; docs/cosmos.md, "batch answer parts").
+@not_yet("batch answer parts: ResourceNotFound")
 def test_transaction_on_missing_table(service):
     t = service.get_table_client(table_name())
     with pytest.raises(TableTransactionError) as info:
         t.submit_transaction([("create", {"PartitionKey": "p", "RowKey": "r"})])
-    assert (info.value.index, info.value.status_code, info.value.error_code) == (0, 404, "TableNotFound")
+    assert (info.value.index, info.value.status_code, info.value.error_code) == (0, 404, TABLE_NOT_FOUND)

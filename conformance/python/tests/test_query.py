@@ -6,7 +6,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
 from conftest import table_name
-from helpers import expect_error
+from helpers import TABLE_NOT_FOUND, expect_error
 
 
 def fill(table, partitions, per_partition, **extra):
@@ -112,9 +112,9 @@ def test_unsupported_and_bad_filters(table):
 
 def test_query_missing_table(service):
     t = service.get_table_client(table_name())
-    with expect_error(ResourceNotFoundError, 404, "TableNotFound"):
+    with expect_error(ResourceNotFoundError, 404, TABLE_NOT_FOUND):
         list(t.list_entities())
-    with expect_error(ResourceNotFoundError, 404, "TableNotFound"):
+    with expect_error(ResourceNotFoundError, 404, TABLE_NOT_FOUND):
         list(t.query_entities("PartitionKey eq 'p'"))
 
 

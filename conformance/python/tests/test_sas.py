@@ -22,7 +22,7 @@ from azure.data.tables import (
 )
 
 from conftest import table_name
-from helpers import expect_error
+from helpers import PERMISSION, expect_error
 
 
 def now():
@@ -45,17 +45,17 @@ def test_table_sas_permissions(server, table):
     with sas_table(server, name, read) as ro:
         assert ro.get_entity("p", "r")["V"] == 1
         assert keys(ro.list_entities()) == [("p", "r")]
-        with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch", decoded=False):
+        with expect_error(HttpResponseError, 403, PERMISSION, decoded=False):
             ro.create_entity({"PartitionKey": "p", "RowKey": "new"})
-        with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+        with expect_error(HttpResponseError, 403, PERMISSION):
             ro.delete_entity("p", "r")
-        with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+        with expect_error(HttpResponseError, 403, PERMISSION):
             ro.update_entity({"PartitionKey": "p", "RowKey": "r", "V": 2})
     # Add alone: inserts, but an upsert needs add and update.
     add = generate_table_sas(server.credential, name, permission="a", expiry=now() + datetime.timedelta(hours=1))
     with sas_table(server, name, add) as ao:
         ao.create_entity({"PartitionKey": "p", "RowKey": "added"})
-        with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+        with expect_error(HttpResponseError, 403, PERMISSION):
             ao.upsert_entity({"PartitionKey": "p", "RowKey": "added"})
     both = generate_table_sas(server.credential, name, permission=TableSasPermissions(add=True, update=True),
                               expiry=now() + datetime.timedelta(hours=1))
@@ -127,7 +127,7 @@ def test_account_sas(server):
                               permission=AccountSasPermissions(read=True, list=True), expiry=now() + datetime.timedelta(hours=1))
     with TableServiceClient(server.endpoint, credential=AzureSasCredential(ro)) as svc:
         list(svc.list_tables())
-        with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+        with expect_error(HttpResponseError, 403, PERMISSION):
             svc.create_table(table_name())
     # Objects only: the table list is a container operation.
     objects = generate_account_sas(server.credential, resource_types=ResourceTypes(object=True),
@@ -155,7 +155,7 @@ def test_stored_access_policy(server, table):
     assert "sp" not in parse_qs(token) and "se" not in parse_qs(token)
     with sas_table(server, table.table_name, token) as sc:
         assert sc.get_entity("p", "r")["RowKey"] == "r"
-        with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch", decoded=False):
+        with expect_error(HttpResponseError, 403, PERMISSION, decoded=False):
             sc.create_entity({"PartitionKey": "p", "RowKey": "new"})
     token2 = generate_table_sas(server.credential, table.table_name, policy_id="open", permission="ra")
     with sas_table(server, table.table_name, token2) as sc:

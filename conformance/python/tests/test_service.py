@@ -15,7 +15,8 @@ from azure.data.tables import (
     TableServiceClient,
 )
 
-from helpers import expect_error
+from conftest import COSMOS
+from helpers import expect_error, not_yet
 
 
 def preflight(endpoint, origin, method, headers=None):
@@ -31,8 +32,16 @@ def preflight(endpoint, origin, method, headers=None):
         return e.code, e.headers
 
 
+# Cosmos DB refuses every Set Service Properties: 405 MethodNotAllowed
+# (test_too_many_cors_rules, test_retention_too_long; docs/cosmos.md).
+@not_yet("Set Service Properties: 405 MethodNotAllowed")
 def test_service_properties_with_cors(own_server):
     with TableServiceClient.from_connection_string(own_server.connection_string) as svc:
+        if COSMOS:
+            for cors in ([TableCorsRule(["https://a.example"], ["GET"])] * 6, []):
+                with expect_error(HttpResponseError, 405, "MethodNotAllowed"):
+                    svc.set_service_properties(cors=cors)
+            return
         props = svc.get_service_properties()
         assert set(props) == {"analytics_logging", "hour_metrics", "minute_metrics", "cors"}
         assert props["cors"] == []
