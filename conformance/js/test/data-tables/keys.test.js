@@ -49,7 +49,10 @@ describe("data-tables: awkward keys", () => {
     });
   }
 
-  it("an empty PartitionKey and RowKey are legal", async () => {
+  // Cosmos DB refuses them: 400 PropertiesNeedValue "PartitionKey/RowKey
+  // cannot be empty" (test_insert_entity_empty_string_pk; docs/cosmos.md).
+  it("an empty PartitionKey and RowKey are legal (Cosmos DB: 400)", dt.notYet("an empty PartitionKey: 400 PropertiesNeedValue"), async () => {
+    if (h.cosmos) return dt.rejects(client.createEntity({ partitionKey: "", rowKey: "", V: 1 }), 400, "PropertiesNeedValue");
     await client.createEntity({ partitionKey: "", rowKey: "", V: 1 });
     assert.equal((await client.getEntity("", "")).V, 1);
     await client.updateEntity({ partitionKey: "", rowKey: "", V: 2 }, "Replace");
