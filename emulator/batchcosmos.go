@@ -19,8 +19,8 @@ import (
 // TableClientLiveTests(CosmosTableAAD) BatchInsertAndMergeAndDelete and
 // BatchError and the Python SDK's test_encoder_cosmos…test_encoder_batch
 // in Azure/azure-sdk-assets (recorded 2024, x-ms-version 2019-02-02 and
-// 2020-12-06), which show five-operation change sets, a 201 part and a
-// failure at index 3.
+// 2020-12-06), which show five-operation change sets, a 201 part, a
+// replace and a merge with If-Match, two deletes, and a failure at index 3.
 //
 // What they show, and tableemu writes:
 //   - a part's headers are the operation's own and no more: no
@@ -33,8 +33,8 @@ import (
 //   - an insert answers ETag, Preference-Applied (when asked), its
 //     Content-Type (the level, written without spaces) unless 204,
 //     Location, Content-ID; an insert-or-replace or insert-or-merge ETag,
-//     Content-Type: application/json, Content-ID; a merge with If-Match
-//     ETag, Content-ID; a delete Content-ID alone;
+//     Content-Type: application/json, Content-ID; a replace or merge with
+//     If-Match ETag, Content-ID; a delete Content-ID alone;
 //   - a failed part answers Content-Type: application/json;odata=fullmetadata
 //     whatever level was asked, and Cosmos DB's error body (lang en-us),
 //     whose message is "<index>:<message>\n\nRequestID:<id>\n" — the index
@@ -43,8 +43,7 @@ import (
 //     ResourceNotFound "The specified resource does not exist.\nRequestID:<id>\n",
 //     without index or blank line.
 //
-// Not in the evidence, and chosen: a replace with If-Match (PUT) answers
-// as a merge with If-Match does; a lone query (Get Entity) answers 200
+// Not in the evidence, and chosen: a lone query (Get Entity) answers 200
 // with ETag, its Content-Type and Content-ID 1; a failed part carries no
 // ActivityId line (none recorded in a part); a refused operation's code
 // and sentence are Cosmos DB's for a single request (error.go's table).
