@@ -55,6 +55,8 @@ var cosmosStatusDiffers = map[string]string{
 		"answer 202 with an empty change set (python/test_table_batch_async…test_empty_batch)",
 	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_insert_entity_empty_string_pk.json": "Cosmos DB refuses " +
 		"an empty PartitionKey (400 PropertiesNeedValue, \"PartitionKey/RowKey cannot be empty\"); storage, and tableemu, accept it (201)",
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_insert_entity_empty_string_rk.json": "as " +
+		"test_insert_entity_empty_string_pk, for an empty RowKey: Cosmos DB 400 PropertiesNeedValue, tableemu 201",
 	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_sas_add_outside_range.json": "Cosmos DB refuses " +
 		"a SAS that names key ranges (spk, srk, epk, erk) outright, 405 MethodNotAllowed (\"Shared access signature with " +
 		"PartitionKey or RowKey are not supported\"); storage, and tableemu, check the range and answer 403 AuthorizationFailure " +
