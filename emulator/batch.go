@@ -220,7 +220,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		return err
 	}
 	if o.w.kind == opInsert {
-		e, err := decodeEntityBody(p.body, "", "", false)
+		e, err := decodeEntityBody(p.body, "", "", false, c.s.cosmos)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		}
 		return nil
 	}
-	o.w.entity, err = decodeEntityBody(p.body, res.pk, res.rk, true)
+	o.w.entity, err = decodeEntityBody(p.body, res.pk, res.rk, true, c.s.cosmos)
 	return err
 }
 

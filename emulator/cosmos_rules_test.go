@@ -1,0 +1,72 @@
+package emulator
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tableemu/tableemu"
+)
+
+// TestCosmosProfileRules: under --profile cosmos, what Azure Cosmos DB for
+// Table refuses or does not support is refused as it refuses it (as
+// recorded from it where the recordings show it; docs/cosmos.md says
+// which answers are tableemu's choice), on single requests and inside
+// batches; under the default profile Table storage's answers stay.
+func TestCosmosProfileRules(t *testing.T) {
+	hs := newProfileServer(t, ProfileCosmos)
+	st := newProfileServer(t, "")
+	mustStatus := func(where string, r cosmosReply, status int) {
+		t.Helper()
+		if r.status != status {
+			t.Fatalf("%s: %d %s, want %d", where, r.status, r.body, status)
+		}
+	}
+	mustStatus("create", cosmosDo(t, hs, "POST", "/Tables", `{"TableName":"rules"}`, nil), 201)
+	mustStatus("storage create", cosmosDo(t, st, "POST", "/Tables", `{"TableName":"rules"}`, nil), 201)
+
+	// Empty keys: 400 PropertiesNeedValue, on insert and on an upsert
+	// addressed by URL (python-cosmos test_insert_entity_empty_string_pk;
+	// test_insert_entity_empty_string_rk in Azure/azure-sdk-assets).
+	const empty = "PartitionKey/RowKey cannot be empty"
+	full := "application/json; odata=fullmetadata"
+	wantCosmosError(t, "empty PartitionKey", cosmosDo(t, hs, "POST", "/rules", `{"PartitionKey":"","RowKey":"rk"}`, nil), 400, "PropertiesNeedValue", empty, true, full)
+	wantCosmosError(t, "empty RowKey", cosmosDo(t, hs, "POST", "/rules", `{"PartitionKey":"pk","RowKey":""}`, nil), 400, "PropertiesNeedValue", empty, true, full)
+	wantCosmosError(t, "upsert, empty RowKey", cosmosDo(t, hs, "PUT", "/rules(PartitionKey='pk',RowKey='')", `{}`, nil), 400, "PropertiesNeedValue", empty, true, full)
+	mustStatus("storage, empty PartitionKey", cosmosDo(t, st, "POST", "/rules", `{"PartitionKey":"","RowKey":"rk"}`, nil), 201)
+
+	// Key sizes: RowKey up to 255 bytes (FAQ), PartitionKey up to 1024
+	// bytes, counted in UTF-8.
+	insert := func(srv string, pk, rk string, props string) cosmosReply {
+		b := `{"PartitionKey":"` + pk + `","RowKey":"` + rk + `"` + props + `}`
+		if srv == "storage" {
+			return cosmosDo(t, st, "POST", "/rules", b, nil)
+		}
+		return cosmosDo(t, hs, "POST", "/rules", b, nil)
+	}
+	mustStatus("RowKey of 255 bytes", insert("cosmos", "p", strings.Repeat("r", 255), ""), 201)
+	mustStatus("PartitionKey of 1024 bytes", insert("cosmos", strings.Repeat("p", 1024), "r", ""), 201)
+	for name, r := range map[string]cosmosReply{
+		"RowKey of 256 bytes":                  insert("cosmos", "p", strings.Repeat("r", 256), ""),
+		"RowKey of 128 two-byte characters":    insert("cosmos", "p", strings.Repeat("é", 128), ""),
+		"PartitionKey of 1025 bytes":           insert("cosmos", strings.Repeat("p", 1025), "r", ""),
+		"PartitionKey of 342 three-byte runes": insert("cosmos", strings.Repeat("€", 342), "r", ""),
+	} {
+		wantCosmosError(t, name, r, 400, "PropertyValueTooLarge", tableemu.New(tableemu.PropertyValueTooLarge).Message, false, full)
+	}
+	mustStatus("storage, RowKey of 256 bytes", insert("storage", "p", strings.Repeat("r", 256), ""), 201)
+
+	// Reserved property names (FAQ), as spelt there.
+	for _, name := range []string{"ID", "rid", "etag", "ResourceId"} {
+		wantCosmosError(t, "property "+name, insert("cosmos", "p", "reserved", `,"`+name+`":1`), 400, "PropertyNameInvalid", tableemu.New(tableemu.PropertyNameInvalid).Message, false, full)
+		mustStatus("storage, property "+name, insert("storage", "p", "reserved"+name, `,"`+name+`":1`), 201)
+	}
+	mustStatus("property Id", insert("cosmos", "p", "Id", `,"Id":1,"Rid":2,"ETag":3`), 201)
+
+	// Inside a batch: the operation fails with the same code.
+	batch := changeset(strings.ReplaceAll(insertOp("p", ""), "batchtbl", "rules"))
+	body := strings.ReplaceAll(batch, "HOST", strings.TrimPrefix(hs.URL, "http://"))
+	r := cosmosDo(t, hs, "POST", "/$batch", body, map[string]string{"Content-Type": batchCT})
+	if parts := partStatus.FindAllStringSubmatch(r.body, -1); r.status != 202 || len(parts) != 1 || parts[0][1] != "400" || !strings.Contains(r.body, `"code":"PropertiesNeedValue"`) {
+		t.Fatalf("batch, empty RowKey: %d %s", r.status, r.body)
+	}
+}
