@@ -108,6 +108,13 @@ type cosmosAnswer struct {
 // test_table_entity_cosmos…test_query_invalid_filter).
 const CosmosURLInvalid = "Request url is invalid."
 
+// CosmosSASKeyRange is Cosmos DB for Table's message, code
+// MethodNotAllowed, for a shared access signature that names a key range
+// (spk, srk, epk, erk), which it refuses whatever the entity, where Table
+// storage checks the range (python-cosmos
+// test_table_entity_cosmos…test_sas_add_outside_range).
+const CosmosSASKeyRange = "Shared access signature with PartitionKey or RowKey are not supported"
+
 // table is the single source of status and default message per code.
 var table = map[Code]entry{
 	AtomFormatNotSupported:                  {status: 415, message: "Atom format is not supported."},
@@ -175,6 +182,9 @@ type Error struct {
 	// Detail, when set, is extra text for logs and the XML
 	// AuthenticationErrorDetail element; it never replaces Message.
 	Detail string
+	// cosmosOwn: Message is already Cosmos DB for Table's (NewCosmos),
+	// which Cosmos keeps.
+	cosmosOwn bool
 }
 
 // Error is e on one line, for logs and Go callers: a hint follows the
@@ -204,6 +214,16 @@ func New(code Code) *Error {
 func Newf(code Code, format string, args ...any) *Error {
 	e := New(code)
 	e.Message = fmt.Sprintf(format, args...)
+	return e
+}
+
+// NewCosmos returns the error for code with a message of Azure Cosmos DB
+// for Table's own, for a request only Cosmos DB refuses (the cosmos
+// profile, docs/cosmos.md): Cosmos keeps that message where it would put
+// the table's Cosmos sentence for the code.
+func NewCosmos(code Code, message string) *Error {
+	e := New(code)
+	e.Message, e.cosmosOwn = message, true
 	return e
 }
 
@@ -263,7 +283,7 @@ func (e *Error) Cosmos(urlErr bool) (c *Error, activity bool) {
 	if urlErr && e.Code == InvalidInput {
 		msg = CosmosURLInvalid
 	}
-	if msg != "" {
+	if msg != "" && !e.cosmosOwn {
 		_, hint, _ := strings.Cut(e.Message, HintPrefix)
 		out.Message = msg
 		if hint != "" {
