@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -77,6 +78,51 @@ func TestCosmosProfileRules(t *testing.T) {
 	}
 }
 
+// TestCosmosProfileUnsupported: the operations Cosmos DB for Table does
+// not support — service properties, stats, table ACLs, CORS preflight —
+// answer 405 MethodNotAllowed "The requested operation is not
+// supported.", in JSON even to a request for XML (python-cosmos
+// test_too_many_cors_rules, test_retention_too_long; the others are the
+// FAQ's list, with the same answer: docs/cosmos.md).
+func TestCosmosProfileUnsupported(t *testing.T) {
+	hs := newProfileServer(t, ProfileCosmos)
+	st := newProfileServer(t, "")
+	const sentence = "The requested operation is not supported."
+	xml := map[string]string{"Content-Type": "application/xml", "Accept": "application/xml"}
+	props := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors/></StorageServiceProperties>`
+	full := "application/json; odata=fullmetadata"
+	for _, tc := range []struct {
+		name, method, target, body string
+		hdr                        map[string]string
+		ctype                      string
+	}{
+		{"Set Service Properties", "PUT", "/?restype=service&comp=properties", props, xml, full},
+		{"Get Service Properties", "GET", "/?restype=service&comp=properties", "", xml, full},
+		{"Get Service Properties, JSON asked", "GET", "/?restype=service&comp=properties", "", map[string]string{"Accept": "application/json;odata=nometadata"}, "application/json; odata=nometadata"},
+		{"Get Service Stats", "GET", "-secondary/?restype=service&comp=stats", "", xml, full},
+		{"Get Table ACL", "GET", "/acltbl?comp=acl", "", xml, full},
+		{"Set Table ACL", "PUT", "/acltbl?comp=acl", `<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers/>`, xml, full},
+		{"CORS preflight", "OPTIONS", "/acltbl", "", map[string]string{"Origin": "http://example.com", "Access-Control-Request-Method": "GET"}, full},
+	} {
+		r := cosmosDoComp(t, hs, tc.method, tc.target, tc.body, tc.hdr)
+		wantCosmosError(t, tc.name, r, 405, "MethodNotAllowed", sentence, true, tc.ctype)
+	}
+	// Table storage serves them.
+	r := cosmosDoComp(t, st, "GET", "/?restype=service&comp=properties", "", xml)
+	if r.status != 200 || !strings.Contains(r.body, "<StorageServiceProperties>") {
+		t.Fatalf("storage Get Service Properties: %d %s", r.status, r.body)
+	}
+	// No CORS headers under the profile, whatever rules the data holds.
+	sp := cosmosDoComp(t, st, "PUT", "/?restype=service&comp=properties",
+		`<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><AllowedHeaders/><ExposedHeaders/><MaxAgeInSeconds>5</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`, xml)
+	if sp.status != 202 {
+		t.Fatalf("storage Set Service Properties: %d %s", sp.status, sp.body)
+	}
+	if r := cosmosDo(t, st, "GET", "/Tables", "", map[string]string{"Origin": "http://example.com"}); r.h.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("storage with a CORS rule: %v", r.h)
+	}
+}
+
 // TestCosmosProfileSASKeyRange: a SAS that names a key range is refused
 // outright, 405 MethodNotAllowed "Shared access signature with
 // PartitionKey or RowKey are not supported", at the metadata level asked
@@ -131,4 +177,25 @@ func TestCosmosProfileSASKeyRange(t *testing.T) {
 	if r := post("storage", sas("a", "z")); r.status != 201 {
 		t.Fatalf("storage, SAS with a range the entity is in: %d %s", r.status, r.body)
 	}
+}
+
+// cosmosDoComp is cosmosDo for a target whose query names comp=, which
+// Shared Key Lite signs (signComp).
+func cosmosDoComp(t *testing.T, hs *httptest.Server, method, target, body string, hdr map[string]string) cosmosReply {
+	t.Helper()
+	req := signed(t, method, hs.URL, "/"+DevAccount+target, body)
+	path, query, _ := strings.Cut("/"+DevAccount+target, "?")
+	if q, _ := url.ParseQuery(query); q.Get("comp") != "" {
+		signComp(req, path, q.Get("comp"))
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return cosmosReply{resp.StatusCode, resp.Header, string(b)}
 }
