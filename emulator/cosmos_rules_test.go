@@ -179,6 +179,51 @@ func TestCosmosProfileSASKeyRange(t *testing.T) {
 	}
 }
 
+// TestCosmosProfileTableNameCase: Cosmos DB for Table's table names are
+// case-sensitive (FAQ): a name in another case than the table's names no
+// table, 404; creating one is refused 409, since tableemu's store holds one
+// table per name whatever its case (docs/cosmos.md). Table storage finds
+// the table in any case.
+func TestCosmosProfileTableNameCase(t *testing.T) {
+	hs := newProfileServer(t, ProfileCosmos)
+	st := newProfileServer(t, "")
+	for _, s := range []struct {
+		name string
+		do   func(method, target, body string) cosmosReply
+	}{
+		{"cosmos", func(m, tg, b string) cosmosReply { return cosmosDo(t, hs, m, tg, b, nil) }},
+		{"storage", func(m, tg, b string) cosmosReply { return cosmosDo(t, st, m, tg, b, nil) }},
+	} {
+		if r := s.do("POST", "/Tables", `{"TableName":"CaseTbl"}`); r.status != 201 {
+			t.Fatalf("%s create: %d %s", s.name, r.status, r.body)
+		}
+		if r := s.do("POST", "/CaseTbl", `{"PartitionKey":"p","RowKey":"r"}`); r.status != 201 {
+			t.Fatalf("%s insert: %d %s", s.name, r.status, r.body)
+		}
+	}
+	minimal := "application/json; odata=minimalmetadata"
+	notFound := tableemu.New(tableemu.ResourceNotFound).Message
+	wantCosmosError(t, "query casetbl", cosmosDo(t, hs, "GET", "/casetbl()", "", nil), 404, "ResourceNotFound", notFound, false, minimal)
+	wantCosmosError(t, "get entity in casetbl", cosmosDo(t, hs, "GET", "/casetbl(PartitionKey='p',RowKey='r')", "", nil), 404, "ResourceNotFound", notFound, false, minimal)
+	wantCosmosError(t, "insert into CASETBL", cosmosDo(t, hs, "POST", "/CASETBL", `{"PartitionKey":"p","RowKey":"s"}`, nil), 404, "ResourceNotFound", notFound, false, "application/json; odata=fullmetadata")
+	wantCosmosError(t, "Get Table casetbl", cosmosDo(t, hs, "GET", "/Tables('casetbl')", "", nil), 404, "ResourceNotFound", notFound, false, minimal)
+	wantCosmosError(t, "Delete Table casetbl", cosmosDo(t, hs, "DELETE", "/Tables('casetbl')", "", nil), 404, "ResourceNotFound", notFound, false, "application/json; odata=fullmetadata")
+	r := cosmosDo(t, hs, "POST", "/Tables", `{"TableName":"casetbl"}`, nil)
+	wantCosmosError(t, "Create Table casetbl", r, 409, "TableAlreadyExists", "The specified table: [] already exists.", false, minimal)
+	if !strings.Contains(r.body, "CaseTbl") {
+		t.Errorf("Create Table casetbl: %s, want a hint naming CaseTbl", r.body)
+	}
+	if r := cosmosDo(t, hs, "GET", "/CaseTbl(PartitionKey='p',RowKey='r')", "", nil); r.status != 200 {
+		t.Fatalf("the table in its own case: %d %s", r.status, r.body)
+	}
+	if r := cosmosDo(t, st, "GET", "/casetbl(PartitionKey='p',RowKey='r')", "", nil); r.status != 200 {
+		t.Fatalf("storage, another case: %d %s", r.status, r.body)
+	}
+	if r := cosmosDo(t, hs, "DELETE", "/Tables('CaseTbl')", "", nil); r.status != 204 {
+		t.Fatalf("Delete Table CaseTbl: %d %s", r.status, r.body)
+	}
+}
+
 // cosmosDoComp is cosmosDo for a target whose query names comp=, which
 // Shared Key Lite signs (signComp).
 func cosmosDoComp(t *testing.T, hs *httptest.Server, method, target, body string, hdr map[string]string) cosmosReply {

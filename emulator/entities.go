@@ -212,7 +212,7 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.En
 // 404 TableNotFound for every entity operation, unless its name breaks the
 // naming rules (docs/protocol.md 0.1).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
-	t, err := tx.GetTable(c.res.account, c.res.table)
+	t, err := c.s.lookupTable(tx, c.res.account, c.res.table)
 	if err != nil {
 		return t, missingTable(c.res.table, err)
 	}
