@@ -77,6 +77,13 @@ const (
 	// AuthorizationPermissionMismatch (cosmosAnswer).
 	Forbidden Code = "Forbidden"
 
+	// TooManyRequests is Azure Cosmos DB's answer to a request beyond
+	// the provisioned throughput: 429 "Request rate is large", with
+	// x-ms-retry-after-ms (learn.microsoft.com/azure/cosmos-db/nosql/troubleshoot-request-rate-too-large).
+	// tableemu sends it under --profile cosmos --throttle only
+	// (emulator/faults/throttle.go); Table storage answers 503 ServerBusy.
+	TooManyRequests Code = "TooManyRequests"
+
 	// tableemu's own, for its reset and snapshot endpoints under
 	// /_tableemu/ (docs/isolation.md); the service has no snapshots.
 	InvalidSnapshotName Code = "InvalidSnapshotName"
@@ -163,6 +170,7 @@ var table = map[Code]entry{
 	TableBeingDeleted:                       {status: 409, message: "The specified table is being deleted. Try operation later."},
 	TableNotFound:                           {status: 404, message: "The table specified does not exist.", cosmos: cosmosAnswer{code: ResourceNotFound, message: "The specified resource does not exist."}},                    // python-cosmos test_new_non_existent_table ($batch)
 	TooManyProperties:                       {status: 400, message: "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties."}, // (O)
+	TooManyRequests:                         {status: 429, message: "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.", cosmos: cosmosAnswer{activity: true}},
 	UnsupportedHttpVerb:                     {status: 405, message: "The resource doesn't support the specified HTTP verb."},
 	UpdateConditionNotSatisfied:             {status: 412, message: "The update condition specified in the request was not satisfied."},
 	XMethodIncorrectCount:                   {status: 400, message: "More than one X-HTTP-Method is specified."},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,38 @@ func TestCosmosProfileTableNameCase(t *testing.T) {
 	}
 	if r := cosmosDo(t, hs, "DELETE", "/Tables('CaseTbl')", "", nil); r.status != 204 {
 		t.Fatalf("Delete Table CaseTbl: %d %s", r.status, r.body)
+	}
+}
+
+// TestCosmosProfileThrottle: --throttle under the profile answers as Cosmos
+// DB does beyond its throughput, 429 TooManyRequests with
+// x-ms-retry-after-ms, where Table storage's is 503 ServerBusy.
+func TestCosmosProfileThrottle(t *testing.T) {
+	for _, profile := range []string{ProfileCosmos, ""} {
+		s, err := New(Config{InMemory: true, Silent: true, Profile: profile, Throttle: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s)
+		t.Cleanup(func() { hs.Close(); s.Close() })
+		if r := cosmosDo(t, hs, "POST", "/Tables", `{"TableName":"thr"}`, nil); r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		// The partition's bucket 100,000 entities in debt: 50 s at
+		// 2,000 a second.
+		s.thr.Charge(DevAccount, "thr", "hot", true, 100_000)
+		r := cosmosDo(t, hs, "POST", "/thr", `{"PartitionKey":"hot","RowKey":"r"}`, nil)
+		if profile == "" {
+			if r.status != 503 || r.h.Get("x-ms-error-code") != "ServerBusy" || r.h.Get("x-ms-retry-after-ms") != "" {
+				t.Fatalf("storage: %d %v %s", r.status, r.h, r.body)
+			}
+			continue
+		}
+		wantCosmosError(t, "throttled", r, 429, "TooManyRequests", tableemu.New(tableemu.TooManyRequests).Message, true, "application/json; odata=fullmetadata")
+		ms, err := strconv.Atoi(r.h.Get("x-ms-retry-after-ms"))
+		if err != nil || ms < 45_000 || ms > 50_001 {
+			t.Fatalf("x-ms-retry-after-ms %q, want about 50000", r.h.Get("x-ms-retry-after-ms"))
+		}
 	}
 }
 

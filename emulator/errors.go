@@ -40,6 +40,12 @@ func (c *call) writeError(err error) {
 	}
 	h := c.w.Header()
 	h.Set("x-ms-error-code", string(e.Code))
+	var ra retryAfter
+	if errors.As(err, &ra) {
+		// --throttle under --profile cosmos: Cosmos DB's 429 says how
+		// long to wait (emulator/faults/throttle.go; docs/cosmos.md).
+		h.Set("x-ms-retry-after-ms", strconv.FormatInt(ra.RetryAfterMS(), 10))
+	}
 	if e.Status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", auth.BearerChallenge)
 	}
@@ -166,6 +172,10 @@ func (c *call) writeCosmosError(e *tableemu.Error, activity bool) {
 	}
 	c.writeJSON(e.Status, b)
 }
+
+// retryAfter is an error that says how long the client should wait before
+// it retries (emulator/faults.Refusal).
+type retryAfter interface{ RetryAfterMS() int64 }
 
 // parserError reports whether the Table service answers an error of code
 // without Cache-Control: the errors of its request parser, 400 InvalidInput
