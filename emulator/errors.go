@@ -144,11 +144,7 @@ func (c *call) writeCosmosError(e *tableemu.Error, activity bool) {
 		}
 	}
 	msg += "\nRequestID:" + c.reqID + "\n"
-	b := []byte(`{"odata.error":{"code":`)
-	b = edm.AppendJSONString(b, string(e.Code))
-	b = append(b, `,"message":{"lang":"en-us","value":`...)
-	b = edm.AppendJSONString(b, msg)
-	b = append(b, `}}}`...)
+	b := appendCosmosJSONError(nil, e.Code, msg)
 	switch {
 	case e.Code == tableemu.Forbidden || frontEndError(e.Code):
 		// (An authentication failure keeps the storage front end's plain
@@ -176,6 +172,18 @@ func (c *call) writeCosmosError(e *tableemu.Error, activity bool) {
 // retryAfter is an error that says how long the client should wait before
 // it retries (emulator/faults.Refusal).
 type retryAfter interface{ RetryAfterMS() int64 }
+
+// appendCosmosJSONError writes an error body as Cosmos DB for Table does:
+// {"odata.error":{"code":…,"message":{"lang":"en-us","value":…}}}, the
+// message whole (its RequestID line included). writeCosmosError and the
+// failed part of a batch answer (batchcosmos.go) use it.
+func appendCosmosJSONError(b []byte, code tableemu.Code, message string) []byte {
+	b = append(b, `{"odata.error":{"code":`...)
+	b = edm.AppendJSONString(b, string(code))
+	b = append(b, `,"message":{"lang":"en-us","value":`...)
+	b = edm.AppendJSONString(b, message)
+	return append(b, `}}}`...)
+}
 
 // parserError reports whether the Table service answers an error of code
 // without Cache-Control: the errors of its request parser, 400 InvalidInput
