@@ -37,7 +37,9 @@ def test_table_name_errors(server, name):
             lambda: client.create_entity({"PartitionKey": "foo", "RowKey": "bar"}),
             lambda: client.upsert_entity({"PartitionKey": "foo", "RowKey": "foo"}),
             lambda: client.delete_entity("PK", "RK"),
-            client.get_table_access_policy,
+            # Table ACLs: 405 MethodNotAllowed on Cosmos DB, whatever the
+            # name (docs/cosmos.md), so not this case there.
+            *([] if COSMOS else [client.get_table_access_policy]),
             lambda: client.submit_transaction([("upsert", {"PartitionKey": "A", "RowKey": "B"})]),
         ]
         for call in calls:
