@@ -59,10 +59,6 @@ var cosmosStatusDiffers = map[string]string{
 		"a SAS that names key ranges (spk, srk, epk, erk) outright, 405 MethodNotAllowed (\"Shared access signature with " +
 		"PartitionKey or RowKey are not supported\"); storage, and tableemu, check the range and answer 403 AuthorizationFailure " +
 		"for an entity outside it",
-	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_query_entities_with_top_and_next.json": "a limit of the " +
-		"replay, not of tableemu: Cosmos DB answers x-ms-continuation-NextRowKey: NA on every page (the whole position is in " +
-		"NextPartitionKey), so the one-to-one token mapping (allow \"continuation\") cannot map the second page's tokens, and " +
-		"the third query is sent with Cosmos's own token, which tableemu refuses (400 InvalidInput)",
 }
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
