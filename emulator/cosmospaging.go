@@ -59,8 +59,13 @@ const cosmosMaxTop = 1<<31 - 1
 // uncapped, this is what bounds a page (and tableemu's memory for it).
 const cosmosMaxPage = 4 << 20
 
-// errPageFull stops a scan whose page reached cosmosMaxPage (cutPage).
-var errPageFull = errors.New("the page is full")
+// pageFull stops a scan whose page reached cosmosMaxPage: next is the key
+// of the first entity left out (cutPage). The scan's callback returns it,
+// rather than setting a variable of queryEntities', which would cost every
+// query an allocation.
+type pageFull struct{ next store.Key }
+
+func (*pageFull) Error() string { return "the page is full" }
 
 // maxTop is the largest $top a query of entities takes.
 func (s *Server) maxTop() int {
@@ -197,11 +202,17 @@ func badCosmosToken(param, tok string) error {
 			"unchanged, to the same tableemu and profile.")
 }
 
-// cutPage ends a page cut short at cosmosMaxPage: err is the scan's, cut
-// the key of the first entity left out (nil if the scan was not cut).
-func cutPage(res store.ScanResult, err error, cut *store.Key) (store.ScanResult, error) {
-	if cut != nil && errors.Is(err, errPageFull) {
-		res.Next = cut
+// cutPage ends a page cut short at cosmosMaxPage (err a *pageFull): its
+// next page starts at the entity left out.
+func cutPage(res store.ScanResult, err error) (store.ScanResult, error) {
+	if err == nil {
+		return res, nil
+	}
+	// full is declared here, past the common case: errors.As moves it to
+	// the heap.
+	var full *pageFull
+	if errors.As(err, &full) {
+		res.Next = &full.next
 		return res, nil
 	}
 	return res, err

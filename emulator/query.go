@@ -107,7 +107,6 @@ func (s *Server) queryEntities(c *call) error {
 	b := *buf
 	var res store.ScanResult
 	var returned int
-	var cut *store.Key // under the profile, the first entity a full page left out (cosmosMaxPage)
 	var tableName string
 	err = s.store.View(c.ctx(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
@@ -138,12 +137,11 @@ func (s *Server) queryEntities(c *call) error {
 				// Cosmos DB ends a page at its response size limit
 				// (cosmospaging.go): this entity starts the next.
 				b, returned = b[:mark], returned-1
-				cut = &store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}
-				return errPageFull
+				return &pageFull{store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}}
 			}
 			return nil
 		})
-		res, err = cutPage(res, err, cut)
+		res, err = cutPage(res, err)
 		b = append(b, "]}"...)
 		return storeErr(err)
 	})
