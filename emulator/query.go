@@ -72,7 +72,8 @@ func (c *call) encodePoint(e *edm.Entity) error {
 }
 
 // queryEntities: GET /<table>() with $filter, $select, $top and the
-// NextPartitionKey/NextRowKey continuation (docs/protocol.md 3.8, 6).
+// NextPartitionKey/NextRowKey continuation (docs/protocol.md 3.8, 6), in
+// Cosmos DB for Table's form under the profile (cosmospaging.go).
 func (s *Server) queryEntities(c *call) error {
 	q := c.query()
 	filter, top, sel, err := parseQueryOptions(q, s.maxTop())
