@@ -24,15 +24,16 @@ import (
 //
 // and on the pages after the first, the same object inside a JSON array
 // ([{…}]) (python-cosmos test_query_entities_with_top_and_next, whose SDK
-// sends both back as received). Cosmos DB's token is the resource id of a
-// document; tableemu's carries its own position instead, the key the next
+// sends both back as received). Cosmos DB's token has the shape of a
+// document's resource id (16 bytes, the first 8 the table's, then a
+// counter); tableemu's carries its own position instead, the key the next
 // page starts at: standard base64, padded as Cosmos DB's, of a version byte,
 // the PartitionKey's length as a uvarint, the PartitionKey and the RowKey.
 // Clients treat it as opaque. The range is always the whole key space
 // ("" to "FF"): tableemu has one physical partition.
 //
 // Query Tables' NextTableName is, from Cosmos DB, 8 bytes in standard base64
-// ("BoZsAPosJ6A=", a table's resource id; python-cosmos
+// ("BoZsAPosJ6A=", the shape of a table's resource id; python-cosmos
 // test_query_tables_with_marker); tableemu's is the base64, padded, of a
 // version byte and the name the next page starts at.
 

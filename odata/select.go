@@ -84,10 +84,10 @@ func selectError(s string, pos int, expected string) *Error {
 // asks for.
 func ParseTop(s string) (int, error) { return ParseTopUpTo(s, MaxTop) }
 
-// ParseTopUpTo is ParseTop with another largest value, max: Azure Cosmos
+// ParseTopUpTo is ParseTop with another largest value, limit: Azure Cosmos
 // DB for Table does not cap $top at 1000 (its FAQ: "TableQuery TakeCount
 // isn't limited to 1000"; docs/cosmos.md).
-func ParseTopUpTo(s string, max int) (int, error) {
+func ParseTopUpTo(s string, limit int) (int, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -98,7 +98,7 @@ func ParseTopUpTo(s string, max int) (int, error) {
 			return 0, topError(i)
 		}
 		n = n*10 + int(c-'0')
-		if n > max {
+		if n > limit {
 			return 0, topError(i)
 		}
 	}
