@@ -94,7 +94,7 @@ func (s *Server) entityStart(npk, nrk string) (*store.Key, error) {
 		}
 		return start, nil
 	}
-	bad := badCosmosToken("NextPartitionKey", npk)
+	bad := func() error { return badCosmosToken("NextPartitionKey", npk) }
 	if nrk != "" && nrk != cosmosNextRowKey {
 		return nil, badCosmosToken("NextRowKey", nrk)
 	}
@@ -110,25 +110,25 @@ func (s *Server) entityStart(npk, nrk string) (*store.Key, error) {
 		// A later page's token: one range, in an array.
 		var list []json.RawMessage
 		if json.Unmarshal(raw, &list) != nil || len(list) != 1 {
-			return nil, bad
+			return nil, bad()
 		}
 		raw = list[0]
 	}
 	if json.Unmarshal(raw, &tok) != nil || tok.Token == nil || tok.Range == nil ||
 		tok.Range.Min == nil || *tok.Range.Min != "" || tok.Range.Max == nil || *tok.Range.Max != "FF" {
-		return nil, bad
+		return nil, bad()
 	}
 	b, ok := cosmosTokenBytes(*tok.Token)
 	if !ok {
-		return nil, bad
+		return nil, bad()
 	}
 	n, w := binary.Uvarint(b)
 	if w <= 0 || n > uint64(len(b)-w) {
-		return nil, bad
+		return nil, bad()
 	}
 	k := &store.Key{PK: string(b[w : w+int(n)]), RK: string(b[w+int(n):])}
 	if !keyText(k.PK) || !keyText(k.RK) {
-		return nil, bad
+		return nil, bad()
 	}
 	return k, nil
 }
