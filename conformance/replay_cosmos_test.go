@@ -50,10 +50,6 @@ var cosmosStatusDiffers = map[string]string{
 		"Edm.Double \"0\", Edm.String 42, an Edm.DateTime without offset), 204, and reads them back as false, 23, 0.0, 42 and " +
 		"\"2008-07-10T00:00:00.0000000Z\"; storage (python/…test_entity_with_edmtypes), and tableemu, refuse it, 400 " +
 		"InvalidInput, so the Get that follows is 404 in tableemu",
-	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_query_entities_with_top_and_next.json": "a limit of the " +
-		"replay, not of tableemu: Cosmos DB answers x-ms-continuation-NextRowKey: NA on every page (the whole position is in " +
-		"NextPartitionKey), so the one-to-one token mapping (allow \"continuation\") cannot map the second page's tokens, and " +
-		"the third query is sent with Cosmos's own token, which tableemu refuses (400 InvalidInput)",
 }
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
