@@ -131,8 +131,8 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 
 // merge applies a Merge body to the stored entity: properties in the body
 // replace value and type, the others stay, and new ones follow them
-// (docs/protocol.md 3.12); apply then sorts the result by name, but under
-// the cosmos profile. The result takes over old's property slice
+// (docs/protocol.md 3.12); apply then sorts the result by name (not under
+// the cosmos profile). The result takes over old's property slice
 // (old is GetEntity's copy, which apply no longer reads): a new slice was
 // a tenth of a merge's allocation.
 func merge(old, body *edm.Entity) *edm.Entity {

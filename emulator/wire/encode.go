@@ -92,6 +92,7 @@ func AppendEntity(b []byte, e *edm.Entity, o *Options) []byte {
 // Insert echo): like AppendEntity, led by odata.metadata
 // "<base>/$metadata#<table>/@Element", plus "&$select=a,b" when projecting
 // (docs/protocol.md 3.9). No metadata level has no odata.metadata.
+// Options.Cosmos changes its form and place (see there).
 func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 	o = opts(o)
 	b = append(b, '{')
