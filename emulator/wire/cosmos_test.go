@@ -116,3 +116,14 @@ func TestAppendEntityCosmosDateTime(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendEntityCosmos is BenchmarkAppendEntity in Cosmos DB's form.
+func BenchmarkAppendEntityCosmos(b *testing.B) {
+	e := sampleEntity()
+	o := &Options{Level: MinimalMetadata, Cosmos: true}
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendEntity(buf[:0], e, o)
+	}
+}
