@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -110,6 +112,30 @@ func testCosmosEntityForm(t *testing.T) {
 				"odata.metadata,odata.etag,PartitionKey,RowKey,y,x,w,Timestamp",
 				"odata.metadata,odata.etag,PartitionKey,RowKey,Timestamp,w,x,y"))
 
+			// An insert echoed inside a batch answer, as a single
+			// one's (test_encoder_cosmos…test_encoder_batch, 2024, in
+			// Azure/azure-sdk-assets: docs/cosmos.md).
+			req = signed(t, "POST", hs.URL, "/"+DevAccount+"/$batch", rawChangeset(
+				"POST http://"+strings.TrimPrefix(hs.URL, "http://")+"/"+DevAccount+"/form1 HTTP/1.1\nContent-Type: application/json\n"+
+					"Accept: application/json;odata=minimalmetadata\n\n{\"PartitionKey\":\"p\",\"RowKey\":\"t\",\"d@odata.type\":\"Edm.DateTime\",\"d\":\"2022-04-01T09:30:45Z\",\"c\":1}"))
+			req.Header.Set("Content-Type", batchCT)
+			resp, err = hs.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			echo := batchEntityJSON.Find(raw)
+			if resp.StatusCode != 202 || echo == nil {
+				t.Fatalf("batch insert: %d %s", resp.StatusCode, raw)
+			}
+			r = cosmosReply{body: string(echo)}
+			wantOrder("batch insert echo", r, pick(
+				"odata.metadata,odata.etag,PartitionKey,RowKey,d@odata.type,d,c,Timestamp",
+				"odata.metadata,odata.etag,PartitionKey,RowKey,Timestamp,d@odata.type,d,c"))
+			wantMember("batch insert echo", r, "odata.metadata", pick(base+"/form1/$metadata#form1/@Element", base+"/$metadata#form1/@Element"))
+			wantMember("batch insert echo", r, "d", pick("2022-04-01T09:30:45.0000000Z", "2022-04-01T09:30:45Z"))
+
 			// A query: odata.metadata after value, or first; its form
 			// as storage's; each entity as in a read.
 			r = do("GET", "/form1()?$filter=RowKey%20eq%20'r'", "", nil, 200)
@@ -125,6 +151,9 @@ func testCosmosEntityForm(t *testing.T) {
 		})
 	}
 }
+
+// batchEntityJSON is the entity a batch answer's part holds.
+var batchEntityJSON = regexp.MustCompile(`\{"odata\.metadata"[^\r\n]*\}`)
 
 // memberOrder is the names of a JSON object's members, in order, joined
 // with commas.
