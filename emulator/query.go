@@ -124,11 +124,9 @@ func (s *Server) queryEntities(c *call) error {
 		if c.level != wire.NoMetadata {
 			meta = c.baseURL() + "/$metadata#" + t.Name
 			if len(sel) > 0 && !s.cosmos {
-				// Cosmos DB for Table shows no $select in the
-				// odata.metadata of a single entity
-				// (test_get_entity_with_select, python-cosmos); no
-				// recording projects a query, and tableemu leaves it
-				// out there too (docs/cosmos.md).
+				// Cosmos DB for Table shows no $select in
+				// odata.metadata (test_query_entities_with_select,
+				// python-cosmos; docs/cosmos.md).
 				meta += "&$select=" + opts.SelectEcho
 			}
 		}

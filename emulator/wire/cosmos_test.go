@@ -50,8 +50,8 @@ func TestAppendEntityCosmosLevels(t *testing.T) {
 				`"odata.metadata":"` + cosmosBase + `/uttablea2452feb/$metadata#uttablea2452feb/@Element","odata.etag":` + etagJSON +
 				`,"PartitionKey":"pka2452feb","RowKey":"rka2452feb",` + props +
 				`,"Timestamp@odata.type":"Edm.DateTime",` + stamp + `}`},
-		// Not in the recordings (no query there asks for full metadata):
-		// the document's order without odata.metadata.
+		// test_query_entities_full_metadata: the document's order
+		// without odata.metadata.
 		{"full in value", FullMetadata, false,
 			`{"odata.type":"fakecosmosaccount.uttablea2452feb","odata.id":"` + cosmosBase + `/` + link + `",` +
 				`"odata.editLink":"` + link + `","odata.etag":` + etagJSON +

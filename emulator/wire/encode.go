@@ -69,7 +69,8 @@ type Options struct {
 	// (tableemu --profile cosmos, docs/cosmos.md), as its recordings show
 	// it: Timestamp last, after the properties; in full metadata the
 	// annotations in the order odata.type, odata.id, odata.editLink,
-	// odata.metadata, odata.etag; a single entity's odata.metadata
+	// odata.metadata (of a single entity), odata.etag; a single entity's
+	// odata.metadata
 	// "<base>/<table>/$metadata#<table>/@Element", without $select; and
 	// every DateTime with seven fractional digits.
 	Cosmos bool
