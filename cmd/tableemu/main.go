@@ -147,6 +147,12 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, a := range cfg.Accounts {
 		ep := emulator.Endpoint(cfg.Scheme(), addr, a.Name)
+		if cfg.Cosmos() && a.Name == emulator.CosmosEmulatorAccount && reachedAsLocalhost(cfg.Host) {
+			// The Cosmos DB emulator's account, in the form its documented
+			// connection string has: on localhost, no account segment
+			// (emulator/resource.go, docs/cosmos.md).
+			ep = cfg.Scheme() + "://" + net.JoinHostPort("localhost", port) + "/"
+		}
 		out.Printf("endpoint %s", ep)
 		out.Printf("connection string %s", emulator.ConnectionString(a, ep))
 	}
@@ -210,6 +216,17 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 }
 
 // listenError says why the port could not be bound, and what to do.
+// reachedAsLocalhost reports whether clients on this machine reach a
+// server listening on host (--tableHost) by the name localhost: a loopback
+// address, every interface, or localhost itself.
+func reachedAsLocalhost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
 func listenError(cfg emulator.Config, err error) string {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
