@@ -234,7 +234,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		return err
 	}
 	if o.w.kind == opInsert {
-		e, err := decodeEntityBody(p.body, "", "", false)
+		e, err := s.decodeEntityBody(p.body, "", "", false)
 		if err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		}
 		return nil
 	}
-	o.w.entity, err = decodeEntityBody(p.body, res.pk, res.rk, true)
+	o.w.entity, err = s.decodeEntityBody(p.body, res.pk, res.rk, true)
 	return err
 }
 

@@ -177,9 +177,10 @@ func readBody(r *http.Request) ([]byte, error) {
 // (insights). For URL-addressed writes (fromURL) the keys come from the
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
-// EDMEntity does, still writes the entity the URL names).
-func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, error) {
-	d, err := wire.DecodeEntityShared(body)
+// EDMEntity does, still writes the entity the URL names). Under the cosmos
+// profile typed values are read as Cosmos DB reads them (wire.DecodeOptions).
+func (s *Server) decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, error) {
+	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: s.cosmos})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func (s *Server) insertEntity(c *call) error {
 	if err != nil {
 		return err
 	}
-	e, err := decodeEntityBody(body, "", "", false)
+	e, err := s.decodeEntityBody(body, "", "", false)
 	if err != nil {
 		if tableemu.From(err).Code == tableemu.PropertiesNeedValue {
 			// The service finds the table before it misses the keys: a
@@ -384,7 +385,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err != nil {
 			return err
 		}
-		e, err := decodeEntityBody(body, c.res.pk, c.res.rk, true)
+		e, err := s.decodeEntityBody(body, c.res.pk, c.res.rk, true)
 		if err != nil {
 			return err
 		}
