@@ -177,10 +177,12 @@ func readBody(r *http.Request) ([]byte, error) {
 // (insights). For URL-addressed writes (fromURL) the keys come from the
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
-// EDMEntity does, still writes the entity the URL names). Under the cosmos
-// profile typed values are read as Cosmos DB reads them (wire.DecodeOptions).
-func (s *Server) decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, error) {
-	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: s.cosmos})
+// EDMEntity does, still writes the entity the URL names). cosmos reads
+// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions) and
+// adds what only it refuses (wire.ValidateCosmosEntity: empty keys, its key
+// sizes, its reserved property names).
+func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
+	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: cosmos})
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +201,11 @@ func (s *Server) decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*ed
 	if err := wire.ValidateEntity(e); err != nil {
 		return nil, err
 	}
+	if cosmos {
+		if err := wire.ValidateCosmosEntity(e); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -206,7 +213,7 @@ func (s *Server) decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*ed
 // 404 TableNotFound for every entity operation, unless its name breaks the
 // naming rules (docs/protocol.md 0.1).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
-	t, err := tx.GetTable(c.res.account, c.res.table)
+	t, err := c.s.lookupTable(tx, c.res.account, c.res.table)
 	if err != nil {
 		return t, missingTable(c.res.table, err)
 	}
@@ -270,7 +277,7 @@ func (s *Server) insertEntity(c *call) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.decodeEntityBody(body, "", "", false)
+	e, err := decodeEntityBody(body, "", "", false, s.cosmos)
 	if err != nil {
 		if tableemu.From(err).Code == tableemu.PropertiesNeedValue {
 			// The service finds the table before it misses the keys: a
@@ -385,7 +392,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err != nil {
 			return err
 		}
-		e, err := s.decodeEntityBody(body, c.res.pk, c.res.rk, true)
+		e, err := decodeEntityBody(body, c.res.pk, c.res.rk, true, s.cosmos)
 		if err != nil {
 			return err
 		}
