@@ -2,6 +2,7 @@ package wire
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tableemu/tableemu"
@@ -24,6 +25,11 @@ func TestDecodeCosmosRecordedBody(t *testing.T) {
 		`"guid@odata.type": "Edm.Guid", "guid": "3bd67b28-2155-4caf-b492-207172d4f183"}`
 	_, err := DecodeEntity([]byte(in))
 	wantCode(t, "storage", err, tableemu.InvalidInput)
+	// The service's sentence first, then what to do.
+	if e := tableemu.From(err); !strings.HasPrefix(e.Message, "An error occurred while processing this request."+tableemu.HintPrefix) ||
+		!strings.Contains(e.Message, `"text" is not a valid Edm.String: send it as a JSON string`) {
+		t.Errorf("storage: %q", e.Message)
+	}
 
 	for _, shared := range []bool{false, true} {
 		d, err := DecodeEntityWith([]byte(in), DecodeOptions{Cosmos: true, Shared: shared})
