@@ -47,7 +47,9 @@ let storage;
 before(async () => {
   if (h.ownServerOnly()) return;
   cosmos = await h.startServer(["--profile", "cosmos"], { AZURITE_ACCOUNTS: `${account}:${key}` });
-  storage = await h.startServer();
+  // Named, for the suite's cosmos run (TABLEEMU_PROFILE=cosmos) too: the
+  // flag wins over the variable.
+  storage = await h.startServer(["--profile", "storage"]);
 });
 after(async () => {
   if (cosmos) await cosmos.stop();
