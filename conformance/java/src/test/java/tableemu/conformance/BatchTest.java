@@ -198,6 +198,9 @@ class BatchTest extends Base {
             action(TableTransactionActionType.CREATE, entity("b", "1"))), 400, "CommandsInBatchActOnDifferentPartitions", 1);
         assertEquals(100, c.listEntities().stream().count(), "nothing of the refused transactions was written");
 
+        // Cosmos DB's part: ResourceNotFound, its message naming no operation (python-cosmos
+        // test_new_non_existent_table).
+        Cosmos.notYet("batch answer parts");
         failed(Target.table(Target.tableName("none")), List.of(action(TableTransactionActionType.CREATE, entity("p", "r"))),
             404, "TableNotFound", 0);
     }

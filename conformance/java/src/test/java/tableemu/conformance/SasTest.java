@@ -61,15 +61,18 @@ class SasTest extends Base {
         TableClient ro = Target.sasTable(owner.getTableName(), sas);
         assertEquals(1, ro.getEntity("p", "r").getProperty("V"));
         assertEquals(1, ro.listEntities().stream().count());
-        String code = "AuthorizationPermissionMismatch";
+        String code = Cosmos.permissionMismatch();
         assertServiceError(403, code, () -> ro.createEntity(entity("p", "new")));
         assertServiceError(403, code, () -> ro.updateEntity(entity("p", "r", "V", 2), TableEntityUpdateMode.MERGE));
         assertServiceError(403, code, () -> ro.updateEntity(entity("p", "r", "V", 2), TableEntityUpdateMode.REPLACE));
         assertServiceError(403, code, () -> ro.upsertEntity(entity("p", "r", "V", 2)));
         assertServiceError(403, code, () -> ro.deleteEntity("p", "r"));
+        assertEquals(1, owner.getEntity("p", "r").getProperty("V"));
+        // In a transaction Cosmos DB's part is not in the evidence: its users would expect the code
+        // of a lone request, Forbidden (net-cosmos ValidateSasCredentials).
+        Cosmos.notYet("batch answer parts");
         assertServiceError(TableTransactionFailedException.class, 403, code,
             () -> ro.submitTransaction(List.of(new TableTransactionAction(TableTransactionActionType.CREATE, entity("p", "b")))));
-        assertEquals(1, owner.getEntity("p", "r").getProperty("V"));
     }
 
     @Test
@@ -78,13 +81,13 @@ class SasTest extends Base {
         String name = owner.getTableName();
         TableClient add = Target.sasTable(name, tableSas(owner, "a"));
         add.createEntity(entity("p", "added"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> add.getEntity("p", "added"));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> add.getEntity("p", "added"));
         // Upserts need add and update.
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> add.upsertEntity(entity("p", "added", "V", 1)));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> add.upsertEntity(entity("p", "added", "V", 1)));
 
         TableClient upd = Target.sasTable(name, tableSas(owner, "u"));
         upd.updateEntity(entity("p", "added", "V", 5), TableEntityUpdateMode.MERGE);
-        assertServiceError(403, "AuthorizationPermissionMismatch",
+        assertServiceError(403, Cosmos.permissionMismatch(),
             () -> upd.upsertEntityWithResponse(entity("p", "added", "V", 1), TableEntityUpdateMode.REPLACE, null, null));
 
         TableClient addUpd = Target.sasTable(name, tableSas(owner, "au"));
@@ -159,7 +162,7 @@ class SasTest extends Base {
         TableClient viaToken = new TableClientBuilder().endpoint(Target.ENDPOINT).tableName(name).sasToken(sas)
             .httpClient(Target.HTTP).retryOptions(Target.NO_RETRY).buildClient();
         assertEquals(1, viaToken.getEntity("p", "r").getProperty("V"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> viaToken.createEntity(entity("p", "x")));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> viaToken.createEntity(entity("p", "x")));
         // A SAS in the endpoint's query is not read by the Java builder (unlike the JS SDK): it
         // wants sasToken, an AzureSasCredential or a connection string.
         assertThrows(IllegalStateException.class, () -> new TableClientBuilder().endpoint(Target.ENDPOINT + "?" + sas)
@@ -240,8 +243,8 @@ class SasTest extends Base {
         TableClient c = Target.sasTable(name, sas);
         c.createEntity(entity("p", "r", "V", 1));
         assertEquals(1, c.getEntity("p", "r").getProperty("V"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> c.deleteEntity("p", "r"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> svc.deleteTable(name));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> c.deleteEntity("p", "r"));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> svc.deleteTable(name));
     }
 
     @Test
@@ -270,6 +273,6 @@ class SasTest extends Base {
             .connectionString("TableEndpoint=" + Target.ENDPOINT + ";SharedAccessSignature=" + sas)
             .httpClient(Target.HTTP).retryOptions(Target.NO_RETRY).buildClient();
         svc.listTables().iterator().hasNext();
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> svc.createTable(Target.tableName("no")));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> svc.createTable(Target.tableName("no")));
     }
 }
