@@ -108,6 +108,12 @@ type cosmosAnswer struct {
 // test_table_entity_cosmos…test_query_invalid_filter).
 const CosmosURLInvalid = "Request url is invalid."
 
+// CosmosBatchMalformed is Cosmos DB for Table's message for a $batch body
+// it cannot read — a change set with no operation recorded (python-cosmos
+// test_table_batch_cosmos…test_empty_batch) — code InvalidInput, answered
+// 400 for the whole request where Table storage answers 202.
+const CosmosBatchMalformed = "The batch request body is malformed. Please see https://docs.microsoft.com/en-us/rest/api/storageservices/performing-entity-group-transactions"
+
 // table is the single source of status and default message per code.
 var table = map[Code]entry{
 	AtomFormatNotSupported:                  {status: 415, message: "Atom format is not supported."},

@@ -59,7 +59,18 @@ func (s *Server) batch(c *call) error {
 	if err != nil {
 		return err
 	}
+	if s.cosmos && len(body) > cosmosMaxBatch {
+		return cosmosBatchTooLarge(len(body))
+	}
 	req, err := parseBatch(c.r.Header.Get("Content-Type"), body)
+	if s.cosmos && (err != nil || req.changeset && len(req.parts) == 0) {
+		// Cosmos DB refuses both outright (batchcosmos.go).
+		if err == nil {
+			err = emptyChangeset().err
+		}
+		c.writeCosmosBatchMalformed(err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -119,8 +130,11 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 		o := &ops[maxBatchOps-1]
 		o.pref = prefer(o.part.header)
 		o.level = partLevel(o.part)
-		return "", &batchFailure{index: maxBatchOps - 1, err: tableemu.Newf(tableemu.InvalidInput,
-			"The batch request operation exceeds the maximum 100 changes per change set.")}
+		e := tableemu.Newf(tableemu.InvalidInput, "The batch request operation exceeds the maximum 100 changes per change set.")
+		if s.cosmos { // Cosmos DB's InvalidInput sentence replaces this one (error.go)
+			e = e.WithHint("a change set holds at most 100 operations, under --profile cosmos too; this one has more.")
+		}
+		return "", &batchFailure{index: maxBatchOps - 1, err: e}
 	}
 	type entityKey struct{ pk, rk string } // pairs: "a"+"bc" is not "ab"+"c"
 	seen := make(map[entityKey]struct{}, len(ops))
@@ -447,6 +461,11 @@ func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Tabl
 	switch {
 	case fail != nil && fail.index < 0:
 		b = c.appendEmptyChangesetPart(b, fail)
+	case fail != nil && c.s.cosmos:
+		// Cosmos DB's code and sentence, in the part and in
+		// x-ms-error-code below (batchcosmos.go).
+		fail.err, _ = fail.err.Cosmos(false)
+		b = c.appendCosmosFailedPart(b, fail)
 	case fail != nil:
 		b = c.appendFailedPart(b, &ops[fail.index], len(ops), fail)
 	default:
@@ -456,7 +475,11 @@ func (s *Server) writeBatch(c *call, changeset bool, ops []batchOp, t store.Tabl
 				b = append(b, delim...)
 				b = append(b, "\r\n"...)
 			}
-			b = c.appendOpPart(b, &ops[i], t, base)
+			if c.s.cosmos {
+				b = c.appendCosmosOpPart(b, &ops[i], i, t, base)
+			} else {
+				b = c.appendOpPart(b, &ops[i], t, base)
+			}
 		}
 	}
 	if changeset {

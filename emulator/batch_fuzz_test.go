@@ -13,7 +13,13 @@ import (
 // fails leaves the tables exactly as they were — nothing of it is committed
 // (docs/protocol.md 7.2: all or nothing). A batch that succeeds answers a 2xx
 // part for every operation.
-func FuzzBatch(f *testing.F) {
+func FuzzBatch(f *testing.F) { fuzzBatch(f, "") }
+
+// FuzzBatchCosmos is FuzzBatch under --profile cosmos, whose answers are
+// written apart (batchcosmos.go).
+func FuzzBatchCosmos(f *testing.F) { fuzzBatch(f, ProfileCosmos) }
+
+func fuzzBatch(f *testing.F, profile string) {
 	const host = "127.0.0.1:1"
 	for _, g := range goldens {
 		body := strings.ReplaceAll(g.request, "HOST", host)
@@ -32,7 +38,7 @@ func FuzzBatch(f *testing.F) {
 		f.Add(batchCT, []byte(strings.ReplaceAll(body, "HOST", host)))
 	}
 
-	s, err := New(Config{InMemory: true, Silent: true})
+	s, err := New(Config{InMemory: true, Silent: true, Profile: profile})
 	if err != nil {
 		f.Fatal(err)
 	}

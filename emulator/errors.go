@@ -138,11 +138,7 @@ func (c *call) writeCosmosError(e *tableemu.Error, activity bool) {
 		}
 	}
 	msg += "\nRequestID:" + c.reqID + "\n"
-	b := []byte(`{"odata.error":{"code":`)
-	b = edm.AppendJSONString(b, string(e.Code))
-	b = append(b, `,"message":{"lang":"en-us","value":`...)
-	b = edm.AppendJSONString(b, msg)
-	b = append(b, `}}}`...)
+	b := appendCosmosJSONError(nil, e.Code, msg)
 	switch {
 	case e.Code == tableemu.Forbidden || frontEndError(e.Code):
 		// (An authentication failure keeps the storage front end's plain
@@ -162,6 +158,18 @@ func (c *call) writeCosmosError(e *tableemu.Error, activity bool) {
 		c.level = wire.FullMetadata
 	}
 	c.writeJSON(e.Status, b)
+}
+
+// appendCosmosJSONError writes an error body as Cosmos DB for Table does:
+// {"odata.error":{"code":…,"message":{"lang":"en-us","value":…}}}, the
+// message whole (its RequestID line included). writeCosmosError and the
+// failed part of a batch answer (batchcosmos.go) use it.
+func appendCosmosJSONError(b []byte, code tableemu.Code, message string) []byte {
+	b = append(b, `{"odata.error":{"code":`...)
+	b = edm.AppendJSONString(b, string(code))
+	b = append(b, `,"message":{"lang":"en-us","value":`...)
+	b = edm.AppendJSONString(b, message)
+	return append(b, `}}}`...)
 }
 
 // parserError reports whether the Table service answers an error of code
