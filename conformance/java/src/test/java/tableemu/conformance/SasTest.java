@@ -68,9 +68,8 @@ class SasTest extends Base {
         assertServiceError(403, code, () -> ro.upsertEntity(entity("p", "r", "V", 2)));
         assertServiceError(403, code, () -> ro.deleteEntity("p", "r"));
         assertEquals(1, owner.getEntity("p", "r").getProperty("V"));
-        // In a transaction Cosmos DB's part is not in the evidence: its users would expect the code
-        // of a lone request, Forbidden (net-cosmos ValidateSasCredentials).
-        Cosmos.notYet("batch answer parts");
+        // In a transaction Cosmos DB's part is not in the evidence: tableemu answers the code of a
+        // lone request, Forbidden (docs/cosmos.md).
         assertServiceError(TableTransactionFailedException.class, 403, code,
             () -> ro.submitTransaction(List.of(new TableTransactionAction(TableTransactionActionType.CREATE, entity("p", "b")))));
     }
