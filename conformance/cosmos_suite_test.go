@@ -28,7 +28,7 @@ import (
 // are not in tableemu yet.
 
 // sdkSuite is the suite: entities, tables, queries, filters, types,
-// batches, SAS and errors, through the Go SDK and raw requests.
+// batches, SAS, errors and limits, through the Go SDK and raw requests.
 var sdkSuite = []struct {
 	name string
 	run  func(*testing.T, *target)
@@ -73,6 +73,7 @@ var sdkSuite = []struct {
 	{"SASKeyRange", testSASKeyRange},
 	{"AccountSAS", testAccountSAS},
 	{"ErrorMetadataLevel", testErrorMetadataLevel},
+	{"Limits", testLimits},
 }
 
 // TestCosmosSuite runs sdkSuite against its own tableemu --profile cosmos
