@@ -76,6 +76,8 @@ if [ -z "${TABLEEMU_TEST_CONNECTION_STRING:-}" ]; then
   fi
 fi
 
+if [ "${TABLEEMU_JAVA_COSMOS:-1}" = 0 ]; then unset TABLEEMU_TEST_COSMOS_CONNECTION_STRING; fi
+
 echo "== mvn -B -q test (conformance/java)"
 rm -rf target/surefire-reports target/surefire-reports-cosmos
 rc=0
