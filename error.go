@@ -77,6 +77,13 @@ const (
 	// AuthorizationPermissionMismatch (cosmosAnswer).
 	Forbidden Code = "Forbidden"
 
+	// TooManyRequests is Azure Cosmos DB's answer to a request beyond
+	// the provisioned throughput: 429 "Request rate is large", with
+	// x-ms-retry-after-ms (learn.microsoft.com/azure/cosmos-db/nosql/troubleshoot-request-rate-too-large).
+	// tableemu sends it under --profile cosmos --throttle only
+	// (emulator/faults/throttle.go); Table storage answers 503 ServerBusy.
+	TooManyRequests Code = "TooManyRequests"
+
 	// tableemu's own, for its reset and snapshot endpoints under
 	// /_tableemu/ (docs/isolation.md); the service has no snapshots.
 	InvalidSnapshotName Code = "InvalidSnapshotName"
@@ -107,6 +114,13 @@ type cosmosAnswer struct {
 // storage names the position (python-cosmos
 // test_table_entity_cosmos…test_query_invalid_filter).
 const CosmosURLInvalid = "Request url is invalid."
+
+// CosmosSASKeyRange is Cosmos DB for Table's message, code
+// MethodNotAllowed, for a shared access signature that names a key range
+// (spk, srk, epk, erk), which it refuses whatever the entity, where Table
+// storage checks the range (python-cosmos
+// test_table_entity_cosmos…test_sas_add_outside_range).
+const CosmosSASKeyRange = "Shared access signature with PartitionKey or RowKey are not supported"
 
 // CosmosBatchMalformed is Cosmos DB for Table's message for a $batch body
 // it cannot read — a change set with no operation recorded (python-cosmos
@@ -162,6 +176,7 @@ var table = map[Code]entry{
 	TableBeingDeleted:                       {status: 409, message: "The specified table is being deleted. Try operation later."},
 	TableNotFound:                           {status: 404, message: "The table specified does not exist.", cosmos: cosmosAnswer{code: ResourceNotFound, message: "The specified resource does not exist."}},                    // python-cosmos test_new_non_existent_table ($batch)
 	TooManyProperties:                       {status: 400, message: "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties."}, // (O)
+	TooManyRequests:                         {status: 429, message: "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.", cosmos: cosmosAnswer{activity: true}},
 	UnsupportedHttpVerb:                     {status: 405, message: "The resource doesn't support the specified HTTP verb."},
 	UpdateConditionNotSatisfied:             {status: 412, message: "The update condition specified in the request was not satisfied."},
 	XMethodIncorrectCount:                   {status: 400, message: "More than one X-HTTP-Method is specified."},
@@ -181,6 +196,9 @@ type Error struct {
 	// Detail, when set, is extra text for logs and the XML
 	// AuthenticationErrorDetail element; it never replaces Message.
 	Detail string
+	// cosmosOwn: Message is already Cosmos DB for Table's (NewCosmos),
+	// which Cosmos keeps.
+	cosmosOwn bool
 }
 
 // Error is e on one line, for logs and Go callers: a hint follows the
@@ -210,6 +228,16 @@ func New(code Code) *Error {
 func Newf(code Code, format string, args ...any) *Error {
 	e := New(code)
 	e.Message = fmt.Sprintf(format, args...)
+	return e
+}
+
+// NewCosmos returns the error for code with a message of Azure Cosmos DB
+// for Table's own, for a request only Cosmos DB refuses (the cosmos
+// profile, docs/cosmos.md): Cosmos keeps that message where it would put
+// the table's Cosmos sentence for the code.
+func NewCosmos(code Code, message string) *Error {
+	e := New(code)
+	e.Message, e.cosmosOwn = message, true
 	return e
 }
 
@@ -269,7 +297,7 @@ func (e *Error) Cosmos(urlErr bool) (c *Error, activity bool) {
 	if urlErr && e.Code == InvalidInput {
 		msg = CosmosURLInvalid
 	}
-	if msg != "" {
+	if msg != "" && !e.cosmosOwn {
 		_, hint, _ := strings.Cut(e.Message, HintPrefix)
 		out.Message = msg
 		if hint != "" {

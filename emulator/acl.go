@@ -42,6 +42,9 @@ type accessPolicy struct {
 // set; a policy with no fields is written as a bare <Id> (docs/protocol.md 3.4).
 // A missing table is 404 TableNotFound, as for entity operations.
 func (s *Server) getTableACL(c *call) error {
+	if s.cosmos {
+		return c.cosmosUnsupported("Get Table ACL (stored access policies)")
+	}
 	var ids []store.SignedIdentifier
 	err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 		t, err := entityTable(tx, c)
@@ -71,6 +74,9 @@ func (s *Server) getTableACL(c *call) error {
 // empty body (the Go SDK's SetAccessPolicy(nil)) or an empty
 // <SignedIdentifiers/> clears it. 204 on success (docs/protocol.md 3.4).
 func (s *Server) setTableACL(c *call) error {
+	if s.cosmos {
+		return c.cosmosUnsupported("Set Table ACL (stored access policies)")
+	}
 	body, err := readBody(c.r)
 	if err != nil {
 		return err

@@ -43,6 +43,14 @@ func (s *Server) authorize(c *call) error {
 	if err != nil {
 		return err
 	}
+	if _, ranged := g.KeyRange(); ranged && s.cosmos {
+		// Cosmos DB for Table refuses a SAS that names a key range,
+		// whatever the entity: 405 MethodNotAllowed (python-cosmos
+		// test_table_entity_cosmos…test_sas_add_outside_range;
+		// docs/cosmos.md). Table storage checks the range (inScope).
+		return tableemu.NewCosmos(tableemu.MethodNotAllowed, tableemu.CosmosSASKeyRange).WithHint(
+			"Azure Cosmos DB for Table takes no spk, srk, epk or erk in a shared access signature: sign one without them.")
+	}
 	if c.res.secondary && c.op.Writes() {
 		// The secondary is a read-only copy (docs/protocol.md 0.1).
 		return tableemu.New(tableemu.InsufficientAccountPermissions).WithHint(

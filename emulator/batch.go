@@ -234,7 +234,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		return err
 	}
 	if o.w.kind == opInsert {
-		e, err := decodeEntityBody(p.body, "", "", false)
+		e, err := decodeEntityBody(p.body, "", "", false, c.s.cosmos)
 		if err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (s *Server) prepareOp(c *call, o *batchOp, n int, memo *opMemo) error {
 		}
 		return nil
 	}
-	o.w.entity, err = decodeEntityBody(p.body, res.pk, res.rk, true)
+	o.w.entity, err = decodeEntityBody(p.body, res.pk, res.rk, true, c.s.cosmos)
 	return err
 }
 
@@ -383,7 +383,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 	var fail *batchFailure
 	run := func(tx *store.Tx) error {
 		var err error
-		if t, err = tx.GetTable(c.res.account, table); err != nil {
+		if t, err = s.lookupTable(tx, c.res.account, table); err != nil {
 			// A missing table fails the first operation (docs/protocol.md 7.4).
 			err = failAt(&fail, 0, missingTable(table, err))
 			if fail != nil {

@@ -347,7 +347,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *flagExtras) {
 	fs.BoolVar(&c.NoAutoIndex, "noAutoIndex", false, "never index properties that filters keep scanning")
 	fs.StringVar(&x.cacheSize, "cacheSize", "", "keep up to `MiB` of tables in memory for scans no index serves; 0: none (default 512)")
 	fs.BoolVar(&c.Insights, "insights", false, "classify queries (x-tableemu-* headers, log) and serve GET /_tableemu/insights")
-	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy beyond ~2,000 entities/s per partition and ~20,000 per account")
+	fs.BoolVar(&c.Throttle, "throttle", false, "answer 503 ServerBusy (under --profile cosmos: 429 TooManyRequests with x-ms-retry-after-ms) beyond ~2,000 entities/s per partition and ~20,000 per account")
 	fs.StringVar(&c.Profile, "profile", "", "answer as `SERVICE` does: storage (Azure Table storage) or cosmos (Azure Cosmos DB for Table, default port 8902); also TABLEEMU_PROFILE (default storage)")
 	fs.StringVar(&c.Faults, "faults", "", "inject transient failures as `SPEC` says, e.g. rate=0.1,kinds=timeout|busy|drop,ops=InsertEntity")
 	for _, name := range ignoredFlags {

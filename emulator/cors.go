@@ -21,6 +21,9 @@ import (
 // answer echoes what was asked plus the rule's max age. No rule, or no
 // match, is 403 CorsPreflightFailure.
 func (s *Server) preflight(c *call) error {
+	if s.cosmos {
+		return c.cosmosUnsupported("CORS (a preflight request)")
+	}
 	origin := c.r.Header.Get("Origin")
 	method := c.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
@@ -84,7 +87,9 @@ func (s *Server) corsRules(c *call) []corsRule {
 // A stored document that cannot be read is logged and the request served
 // without CORS headers.
 func (s *Server) applyCORS(c *call) {
-	if c.verb == http.MethodOptions {
+	if c.verb == http.MethodOptions || s.cosmos {
+		// (Cosmos DB for Table has no CORS rules: "CORS isn't
+		// currently supported", learn.microsoft.com/azure/cosmos-db/table/faq.)
 		return
 	}
 	rules := s.corsRules(c)

@@ -177,8 +177,10 @@ func readBody(r *http.Request) ([]byte, error) {
 // (insights). For URL-addressed writes (fromURL) the keys come from the
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
-// EDMEntity does, still writes the entity the URL names).
-func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, error) {
+// EDMEntity does, still writes the entity the URL names). cosmos adds what
+// only Azure Cosmos DB for Table refuses (wire.ValidateCosmosEntity: empty
+// keys, its key sizes, its reserved property names).
+func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
 	d, err := wire.DecodeEntityShared(body)
 	if err != nil {
 		return nil, err
@@ -198,6 +200,11 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, er
 	if err := wire.ValidateEntity(e); err != nil {
 		return nil, err
 	}
+	if cosmos {
+		if err := wire.ValidateCosmosEntity(e); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -205,7 +212,7 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL bool) (*edm.Entity, er
 // 404 TableNotFound for every entity operation, unless its name breaks the
 // naming rules (docs/protocol.md 0.1).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
-	t, err := tx.GetTable(c.res.account, c.res.table)
+	t, err := c.s.lookupTable(tx, c.res.account, c.res.table)
 	if err != nil {
 		return t, missingTable(c.res.table, err)
 	}
@@ -269,7 +276,7 @@ func (s *Server) insertEntity(c *call) error {
 	if err != nil {
 		return err
 	}
-	e, err := decodeEntityBody(body, "", "", false)
+	e, err := decodeEntityBody(body, "", "", false, s.cosmos)
 	if err != nil {
 		if tableemu.From(err).Code == tableemu.PropertiesNeedValue {
 			// The service finds the table before it misses the keys: a
@@ -384,7 +391,7 @@ func (s *Server) writeEntity(kind writeKind) handler {
 		if err != nil {
 			return err
 		}
-		e, err := decodeEntityBody(body, c.res.pk, c.res.rk, true)
+		e, err := decodeEntityBody(body, c.res.pk, c.res.rk, true, s.cosmos)
 		if err != nil {
 			return err
 		}

@@ -141,7 +141,9 @@ func New(cfg Config) (*Server, error) {
 		if s.ins != nil {
 			refused = s.ins.Throttled // the insights timeline
 		}
-		s.thr = faults.NewThrottle(s.now, refused)
+		thr := faults.NewThrottle(s.now, refused)
+		thr.Cosmos = s.cosmos // 429 with x-ms-retry-after-ms (docs/cosmos.md)
+		s.thr = thr
 	}
 	if cfg.Faults != "" {
 		f, err := faults.Parse(cfg.Faults)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
+	"github.com/tableemu/tableemu/emulator/wire"
 )
 
 // Table service properties (docs/protocol.md 3.5) and stats (3.6). The element
@@ -421,9 +422,29 @@ func loadProperties(tx *store.Tx, account string) (*serviceProperties, error) {
 	return p.merged(defaultServiceProperties()), nil
 }
 
+// cosmosUnsupported is Azure Cosmos DB for Table's answer to an operation
+// of Table storage it does not support (the cosmos profile): 405
+// MethodNotAllowed, "The requested operation is not supported.", in JSON
+// even to a request for XML, as recorded for Set Service Properties
+// (python-cosmos test_too_many_cors_rules, test_retention_too_long: full
+// metadata, the ActivityId line). The FAQ
+// (learn.microsoft.com/azure/cosmos-db/table/faq) names the others
+// Cosmos DB does not support — Get Service Properties, Get Service Stats,
+// Get and Set Table ACL, CORS preflight — and no recording shows their
+// answer: tableemu gives them the same one (docs/cosmos.md), full metadata
+// unless a GET asks for a JSON level (writeCosmosError).
+func (c *call) cosmosUnsupported(what string) error {
+	c.xml, c.level = false, wire.FullMetadata
+	return tableemu.New(tableemu.MethodNotAllowed).WithHint(
+		"Azure Cosmos DB for Table does not support %s (tableemu --profile cosmos answers as it does; docs/cosmos.md).", what)
+}
+
 // getServiceProperties: GET /?restype=service&comp=properties
 // (docs/protocol.md 3.5).
 func (s *Server) getServiceProperties(c *call) error {
+	if s.cosmos {
+		return c.cosmosUnsupported("Get Table Service Properties")
+	}
 	p, err := s.props.get(c.ctx(), s.store, c.res.account)
 	if err != nil {
 		return storeErr(err)
@@ -434,6 +455,9 @@ func (s *Server) getServiceProperties(c *call) error {
 // setServiceProperties: PUT /?restype=service&comp=properties. 202 with
 // no body and none of the JSON headers (docs/protocol.md 3.5).
 func (s *Server) setServiceProperties(c *call) error {
+	if s.cosmos {
+		return c.cosmosUnsupported("Set Table Service Properties (CORS, logging and metrics)")
+	}
 	body, err := readBody(c.r)
 	if err != nil {
 		return err
@@ -466,6 +490,9 @@ type serviceStats struct {
 // now, in RFC 1123 as the Go SDK requires (docs/protocol.md 13). On the primary
 // the answer is Azurite's, 400 InvalidQueryParameterValue.
 func (s *Server) getServiceStats(c *call) error {
+	if s.cosmos {
+		return c.cosmosUnsupported("Get Table Service Stats")
+	}
 	if !c.res.secondary {
 		return tableemu.New(tableemu.InvalidQueryParameterValue).WithDetail(
 			"Get Table Service Stats is served on the secondary endpoint only: use the account name %s%s", c.res.account, secondarySuffix)

@@ -86,10 +86,24 @@ func (s *Server) createTable(c *call) error {
 	if err := validateTableName(name); err != nil {
 		return err
 	}
+	var other string // under the profile: the table whose name differs only in case
 	err = s.store.Update(c.ctx(), func(tx *store.Tx) error {
 		_, err := tx.CreateTable(c.res.account, name)
+		if errors.Is(err, store.ErrTableExists) && s.cosmos {
+			if t, gerr := tx.GetTable(c.res.account, name); gerr == nil && t.Name != name {
+				other = t.Name
+			}
+		}
 		return err
 	})
+	if other != "" {
+		// Cosmos DB for Table would create a second table: its names
+		// are case-sensitive (FAQ). tableemu's store holds one table
+		// per name whatever its case, as Table storage does, so the
+		// profile refuses it as storage would (docs/cosmos.md).
+		return tableemu.New(tableemu.TableAlreadyExists).WithHint(
+			"a table named %s exists; Azure Cosmos DB for Table would create %s beside it (its table names are case-sensitive), but tableemu keeps one table per name whatever its case (docs/cosmos.md).", other, name)
+	}
 	if err != nil {
 		return storeErr(err)
 	}
@@ -144,13 +158,27 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	return append(b, '}')
 }
 
+// lookupTable reads the table named name in account. The store finds a
+// table whatever the case of the name, as Table storage does; under the
+// cosmos profile a name in another case than the table was created with
+// names another table, which does not exist: "Table names in Azure Table
+// storage aren't case-sensitive, but they are in Azure Cosmos DB for
+// Table" (learn.microsoft.com/azure/cosmos-db/table/faq; docs/cosmos.md).
+func (s *Server) lookupTable(tx *store.Tx, account, name string) (store.Table, error) {
+	t, err := tx.GetTable(account, name)
+	if err == nil && s.cosmos && t.Name != name {
+		return store.Table{}, store.ErrTableNotFound
+	}
+	return t, err
+}
+
 // getTable: GET /Tables('name'), the legacy SDKs' existence check
 // (docs/protocol.md 0.1).
 func (s *Server) getTable(c *call) error {
 	var t store.Table
 	err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 		var err error
-		t, err = tx.GetTable(c.res.account, c.res.table)
+		t, err = s.lookupTable(tx, c.res.account, c.res.table)
 		return err
 	})
 	if errors.Is(err, store.ErrTableNotFound) {
@@ -167,6 +195,11 @@ func (s *Server) getTable(c *call) error {
 // name is 404 ResourceNotFound, not TableNotFound (docs/protocol.md 1.4).
 func (s *Server) deleteTable(c *call) error {
 	err := s.store.Update(c.ctx(), func(tx *store.Tx) error {
+		if s.cosmos {
+			if _, err := s.lookupTable(tx, c.res.account, c.res.table); err != nil {
+				return err
+			}
+		}
 		return tx.DeleteTable(c.res.account, c.res.table)
 	})
 	if errors.Is(err, store.ErrTableNotFound) {

@@ -126,3 +126,30 @@ func TestInjectAnswers(t *testing.T) {
 		t.Errorf("ops=InsertEntity: GetEntity failed: %v", err)
 	}
 }
+
+// TestThrottleCosmos: under the cosmos profile a refusal is Cosmos DB's
+// 429 TooManyRequests, a *Refusal whose wait is the time until the bucket
+// could pay: a partition bucket 500 entities short refills at 2,000 a
+// second, so 250 ms (docs/cosmos.md).
+func TestThrottleCosmos(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	th := NewThrottle(clk.now, nil)
+	th.Cosmos = true
+	if err := th.Admit("acct", "t", "hot", true, PartitionTarget); err != nil {
+		t.Fatal(err)
+	}
+	th.Charge("acct", "t", "hot", true, 499) // 499 in debt: a write of 1 is 500 short
+	err := th.Admit("acct", "t", "hot", true, 1)
+	var r *Refusal
+	var e *tableemu.Error
+	if !errors.As(err, &r) || !errors.As(err, &e) || e.Code != tableemu.TooManyRequests || e.Status != 429 {
+		t.Fatalf("Admit: %v, want a *Refusal with 429 TooManyRequests", err)
+	}
+	if r.RetryAfter != 250*time.Millisecond || r.RetryAfterMS() != 250 {
+		t.Fatalf("RetryAfter %v (%d ms), want 250ms", r.RetryAfter, r.RetryAfterMS())
+	}
+	th.Cosmos = false
+	if err := th.Admit("acct", "t", "hot", true, 1); !isBusy(err) || errors.As(err, &r) {
+		t.Fatalf("storage: %v, want 503 ServerBusy", err)
+	}
+}

@@ -37,6 +37,45 @@ type Throttle struct {
 	accounts   map[string]*bucket
 	// refused, when set (--insights too), hears of every request refused.
 	refused func(account, table, pk string, hasPK bool)
+	// Cosmos: refuse as Azure Cosmos DB does a request beyond its
+	// provisioned throughput (--profile cosmos): 429 TooManyRequests
+	// with x-ms-retry-after-ms, the time until the bucket could pay
+	// (Refusal), where Table storage answers 503 ServerBusy. Microsoft
+	// documents the 429 and the header
+	// (learn.microsoft.com/azure/cosmos-db/nosql/troubleshoot-request-rate-too-large,
+	// and the Cosmos DB training module "Review rate-limiting errors":
+	// "inspecting the x-ms-retry-after-ms header in the response can be
+	// used as a hint to decide how long to wait"); the SDKs' retry
+	// policies read it. The rates stay storage's: the buckets count
+	// entities, not request units, so the profile offers the answer's
+	// form, not Cosmos DB's budget.
+	Cosmos bool
+}
+
+// Refusal is a request Throttle refused under Cosmos: the error, and how
+// long the client should wait, for x-ms-retry-after-ms.
+type Refusal struct {
+	Err        *tableemu.Error
+	RetryAfter time.Duration
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// RetryAfterMS is the wait in whole milliseconds, at least 1.
+func (r *Refusal) RetryAfterMS() int64 {
+	return max(1, (r.RetryAfter + time.Millisecond - 1).Milliseconds())
+}
+
+// refuse is the answer to a request whose bucket holds tokens of the
+// need entities it must pay at rate per second: storage's err, or under
+// Cosmos DB's 429 with the wait.
+func (th *Throttle) refuse(err *tableemu.Error, need, tokens, rate float64) error {
+	if !th.Cosmos {
+		return err
+	}
+	wait := time.Duration((need - tokens) / rate * float64(time.Second))
+	return &Refusal{Err: tableemu.New(tableemu.TooManyRequests).WithDetail("%s", err.Detail), RetryAfter: wait}
 }
 
 type bucket struct {
@@ -62,7 +101,8 @@ func (th *Throttle) get(m map[string]*bucket, k string, rate float64, now time.T
 }
 
 // Admit pays cost entities from the partition's (if pk is set) and the
-// account's buckets, or refuses with 503 ServerBusy. cost 0 (a query)
+// account's buckets, or refuses with 503 ServerBusy (under Cosmos, 429
+// TooManyRequests: a *Refusal). cost 0 (a query)
 // is admitted unless a bucket is in debt; Charge then bills it.
 func (th *Throttle) Admit(account, table, pk string, hasPK bool, cost int) (err error) {
 	th.mu.Lock()
@@ -79,11 +119,13 @@ func (th *Throttle) Admit(account, table, pk string, hasPK bool, cost int) (err 
 	if hasPK {
 		pb = th.get(th.partitions, partitionKey(account, table, pk), PartitionTarget, now)
 		if pb.tokens < need {
-			return tableemu.New(tableemu.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, PartitionTarget)
+			return th.refuse(tableemu.New(tableemu.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, PartitionTarget),
+				need, pb.tokens, PartitionTarget)
 		}
 	}
 	if ab.tokens < need {
-		return tableemu.Newf(tableemu.ServerBusy, "Operations per second is over the account limit.").WithDetail("account %s is over about %d entities per second (--throttle)", account, AccountTarget)
+		return th.refuse(tableemu.Newf(tableemu.ServerBusy, "Operations per second is over the account limit.").WithDetail("account %s is over about %d entities per second (--throttle)", account, AccountTarget),
+			need, ab.tokens, AccountTarget)
 	}
 	ab.tokens -= float64(cost)
 	if pb != nil {

@@ -134,3 +134,27 @@ func TestEntitySize(t *testing.T) {
 		t.Errorf("EntitySize = %d, want %d", got, want)
 	}
 }
+
+// TestValidateCosmosEntity: what only Azure Cosmos DB for Table refuses
+// (the cosmos profile): empty keys, a RowKey over 255 bytes or a
+// PartitionKey over 1024 bytes of UTF-8, the reserved property names as
+// the FAQ spells them.
+func TestValidateCosmosEntity(t *testing.T) {
+	ok := []*edm.Entity{
+		entityWith(),
+		{PartitionKey: strings.Repeat("p", CosmosMaxPartitionKeyBytes), RowKey: strings.Repeat("r", CosmosMaxRowKeyBytes)},
+		entityWith(edm.Property{Name: "Id", Value: edm.NewInt32(1)}, edm.Property{Name: "ETag", Value: edm.NewInt32(1)}),
+	}
+	for _, e := range ok {
+		if err := ValidateCosmosEntity(e); err != nil {
+			t.Errorf("%d-byte PartitionKey, %d-byte RowKey, %d properties: %v", len(e.PartitionKey), len(e.RowKey), len(e.Properties), err)
+		}
+	}
+	wantCode(t, "empty PartitionKey", ValidateCosmosEntity(&edm.Entity{RowKey: "r"}), tableemu.PropertiesNeedValue)
+	wantCode(t, "empty RowKey", ValidateCosmosEntity(&edm.Entity{PartitionKey: "p"}), tableemu.PropertiesNeedValue)
+	wantCode(t, "256-byte RowKey", ValidateCosmosEntity(&edm.Entity{PartitionKey: "p", RowKey: strings.Repeat("é", 128)}), tableemu.PropertyValueTooLarge)
+	wantCode(t, "1025-byte PartitionKey", ValidateCosmosEntity(&edm.Entity{PartitionKey: strings.Repeat("p", 1025), RowKey: "r"}), tableemu.PropertyValueTooLarge)
+	for _, n := range []string{"ID", "rid", "etag", "ResourceId"} {
+		wantCode(t, n, ValidateCosmosEntity(entityWith(edm.Property{Name: n, Value: edm.NewInt32(1)})), tableemu.PropertyNameInvalid)
+	}
+}
