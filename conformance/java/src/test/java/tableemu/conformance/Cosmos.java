@@ -47,6 +47,15 @@ final class Cosmos {
     }
 
     /**
+     * Skips a test of what Cosmos DB for Table does not serve (its FAQ) under the profile; where
+     * names the test that checks tableemu's refusal there.
+     */
+    static void absent(String what, String where) {
+        assumeFalse(Target.COSMOS, "cosmos profile: Cosmos DB for Table has no " + what + " (its FAQ); " + where
+            + " checks tableemu's 405 MethodNotAllowed");
+    }
+
+    /**
      * Skips the rest of a test under the profile where Cosmos DB for Table answers otherwise and
      * tableemu does not yet: what names the row of docs/cosmos.md's "Not yet".
      */
