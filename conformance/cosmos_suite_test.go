@@ -25,7 +25,7 @@ import (
 // recordings), the tests that run the binary, crash, fault or load it, the
 // benchmarks, and what Cosmos DB for Table does not serve at all (service
 // properties and statistics, table ACLs, CORS: its FAQ), whose refusals
-// are not in tableemu yet.
+// TestCosmosRulesGoSDK checks through the SDK.
 
 // sdkSuite is the suite: entities, tables, queries, filters, types,
 // batches, SAS, errors and limits, through the Go SDK and raw requests.
