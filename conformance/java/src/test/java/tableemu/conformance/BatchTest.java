@@ -231,15 +231,15 @@ class BatchTest extends Base {
     void keysWithAwkwardCharactersInATransaction() {
         TableClient c = newTable("txk");
         List<TableTransactionAction> actions = new ArrayList<>();
-        for (String k : EntitiesTest.AWKWARD) {
+        for (String k : EntitiesTest.awkwardKeys()) {
             actions.add(action(TableTransactionActionType.UPSERT_REPLACE, entity("p", k, "K", k)));
         }
         c.submitTransaction(actions);
-        for (String k : EntitiesTest.AWKWARD) {
+        for (String k : EntitiesTest.awkwardKeys()) {
             assertEquals(k, c.getEntity("p", k).getProperty("K"), EntitiesTest.label(k));
         }
         List<TableTransactionAction> deletes = new ArrayList<>();
-        for (String k : EntitiesTest.AWKWARD) {
+        for (String k : EntitiesTest.awkwardKeys()) {
             deletes.add(action(TableTransactionActionType.DELETE, entity("p", k)));
         }
         c.submitTransaction(deletes);

@@ -290,6 +290,15 @@ class EntitiesTest extends Base {
         "%", "%25", "%2F", "+", "a+b=c&d", ":@$,;=", "(", ")", "(PartitionKey='x',RowKey='y')", "!*~", "\"",
         "<>[]{}|^`", "é", "日本語", "\uD83D\uDE00", "\u00a0", "\ufeff", ".", "..", "x".repeat(1024));
 
+    /**
+     * AWKWARD but for the keys Cosmos DB refuses under the profile: an empty one (python-cosmos
+     * test_insert_entity_empty_string_pk) and a RowKey over 255 bytes (its FAQ).
+     */
+    static List<String> awkwardKeys() {
+        return AWKWARD.stream().filter(k -> !Target.COSMOS
+            || !k.isEmpty() && k.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 255).collect(Collectors.toList());
+    }
+
     /** Forbidden anywhere in a key (docs/protocol.md 1.5). */
     static final List<String> FORBIDDEN = List.of("a/b", "a\\b", "a#b", "a?b", "a\tb", "a\nb", "\u0000", "\u007f",
         "\u0085", "\u009f");
