@@ -53,6 +53,7 @@ if want fuzz; then
     "./odata FuzzParse" \
     "./emulator/wire FuzzDecodeEntity" \
     "./emulator FuzzBatch" \
+    "./emulator FuzzBatchCosmos" \
     "./emulator FuzzXMLBodies" \
     "./emulator FuzzResourcePath" \
     "./auth FuzzSAS" \

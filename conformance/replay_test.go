@@ -41,7 +41,8 @@ var replayAllowed = map[string]string{
 		"time and one a millisecond later. Inside one batch answer several recorded times may so stand for one of " +
 		"tableemu's that the answer named first; each recorded time still maps to one of tableemu's, later answers included.",
 	"continuation": "Continuation tokens are opaque to clients. A recorded token is mapped to the one tableemu " +
-		"returned in the same answer and sent back in its place; the header must be present exactly when live sent it.",
+		"returned in the same answer and sent back in its place; the header must be present exactly when live sent it. " +
+		"In a Cosmos DB for Table recording tableemu's must also have the recorded one's form (replay_cosmostoken_test.go).",
 	"boundary": "A multipart boundary is random: each batch answer is split with its own boundary and compared part by part.",
 	"error-code-header": "tableemu sends x-ms-error-code on JSON errors too, and on the 202 of a failed batch the " +
 		"failed operation's code, where live sent none (docs/protocol.md 0.1, 7.4, 8.1): it must equal the code " +

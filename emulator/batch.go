@@ -402,7 +402,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 				o.stored, err = tx.GetEntity(t, o.w.pk, o.w.rk)
 				err = storeErr(err)
 			} else {
-				o.stored, err = o.w.apply(tx, t)
+				o.stored, err = o.w.apply(tx, t, s.cosmos)
 			}
 			if err != nil {
 				return failAt(&fail, i, err)

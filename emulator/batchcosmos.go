@@ -114,7 +114,9 @@ func cosmosPartContentType(l wire.Level) string {
 // appendCosmosOpPart is appendOpPart under the cosmos profile: the part of
 // operation i, which succeeded.
 func (c *call) appendCosmosOpPart(b []byte, o *batchOp, i int, t store.Table, base string) []byte {
-	opts := wire.Options{Level: o.level, BaseURL: base, Account: c.res.account, Table: t.Name, Select: o.sel}
+	// An entity in a part has Cosmos DB's form too (wire.Options.Cosmos):
+	// test_encoder_cosmos…test_encoder_batch's 201 part.
+	opts := wire.Options{Level: o.level, BaseURL: base, Account: c.res.account, Table: t.Name, Select: o.sel, Cosmos: true}
 	etag := func(b []byte) []byte {
 		return append(wire.AppendETag(append(b, "ETag: "...), o.stored.Timestamp), "\r\n"...)
 	}

@@ -102,6 +102,8 @@ func TestCosmosProfileAnswers(t *testing.T) {
 	r = cosmosDo(t, hs, "GET", "/nosuchtable()", "", nil)
 	wantCosmosError(t, "Query a missing table", r, 404, "ResourceNotFound", "The specified resource does not exist.", false, "application/json; odata=minimalmetadata")
 
+	t.Run("entities", testCosmosEntityForm) // cosmos_form_test.go
+
 	// The default profile: Table storage's answers.
 	st := newProfileServer(t, "")
 	r = cosmosDo(t, st, "POST", "/Tables", `{"TableName":"storage1"}`, nil)

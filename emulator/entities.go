@@ -73,8 +73,9 @@ type entityWrite struct {
 // apply performs w on table t and returns the entity as stored (nil after a
 // delete). Existence and If-Match follow docs/protocol.md 3.11-3.13: with an
 // If-Match the entity must exist (404) and match (412); without one, PUT
-// and MERGE are upserts.
-func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
+// and MERGE are upserts. sentOrder keeps the properties in the order sent
+// (Server.cosmos; see below).
+func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.Entity, error) {
 	if w.kind == opInsert {
 		if err := tx.InsertEntity(t, w.entity); err != nil {
 			return nil, storeErr(err)
@@ -113,8 +114,15 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 	// An entity written by Update, Merge or either upsert keeps its
 	// properties sorted by name, where an insert keeps the order sent: the
 	// live service answers so every time its recordings show it
-	// (docs/protocol.md 4.1; docs/replay.md).
-	slices.SortFunc(next.Properties, func(a, b edm.Property) int { return strings.Compare(a.Name, b.Name) })
+	// (docs/protocol.md 4.1; docs/replay.md). Cosmos DB for Table keeps the
+	// order sent there too, and a merge into an existing entity keeps the
+	// stored properties where they were and adds the new ones after them,
+	// as merge leaves them (python-cosmos test_update_entity,
+	// test_merge_entity, test_insert_or_merge_entity_with_existing_entity;
+	// net-cosmos UpsertAndQueryWithSingleQuoteNames; docs/cosmos.md).
+	if !sentOrder {
+		slices.SortFunc(next.Properties, func(a, b edm.Property) int { return strings.Compare(a.Name, b.Name) })
+	}
 	if err := tx.PutEntity(t, next, prev); err != nil {
 		return nil, storeErr(err)
 	}
@@ -122,8 +130,9 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table) (*edm.Entity, error) {
 }
 
 // merge applies a Merge body to the stored entity: properties in the body
-// replace value and type, the others stay (docs/protocol.md 3.12); apply then
-// sorts the result by name. The result takes over old's property slice
+// replace value and type, the others stay, and new ones follow them
+// (docs/protocol.md 3.12); apply then sorts the result by name (not under
+// the cosmos profile). The result takes over old's property slice
 // (old is GetEntity's copy, which apply no longer reads): a new slice was
 // a tenth of a merge's allocation.
 func merge(old, body *edm.Entity) *edm.Entity {
@@ -244,7 +253,7 @@ func (s *Server) runWrite(c *call, w *entityWrite) (t store.Table, stored *edm.E
 		if t, err = entityTable(tx, c); err != nil {
 			return err
 		}
-		stored, err = w.apply(tx, t)
+		stored, err = w.apply(tx, t, s.cosmos)
 		return err
 	})
 	if err == nil && s.ins != nil {
@@ -346,7 +355,7 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 }
 
 func (c *call) encodeOptions(table string, sel []string) *wire.Options {
-	o := &wire.Options{Level: c.level, BaseURL: c.baseURL(), Account: c.res.account, Table: table, Select: sel}
+	o := &wire.Options{Level: c.level, BaseURL: c.baseURL(), Account: c.res.account, Table: table, Select: sel, Cosmos: c.s.cosmos}
 	if len(sel) > 0 {
 		o.SelectEcho = selectEcho(c.query().Get("$select"))
 	}

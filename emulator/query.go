@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
@@ -71,10 +72,11 @@ func (c *call) encodePoint(e *edm.Entity) error {
 }
 
 // queryEntities: GET /<table>() with $filter, $select, $top and the
-// NextPartitionKey/NextRowKey continuation (docs/protocol.md 3.8, 6).
+// NextPartitionKey/NextRowKey continuation (docs/protocol.md 3.8, 6), in
+// Cosmos DB for Table's form under the profile (cosmospaging.go).
 func (s *Server) queryEntities(c *call) error {
 	q := c.query()
-	filter, top, sel, err := parseQueryOptions(q)
+	filter, top, sel, err := parseQueryOptions(q, s.maxTop())
 	if err != nil {
 		return err
 	}
@@ -86,16 +88,9 @@ func (s *Server) queryEntities(c *call) error {
 		}
 	}
 	if npk := q.Get("NextPartitionKey"); npk != "" {
-		start := &store.Key{}
-		if start.PK, err = decodeToken(npk); err != nil {
+		if eq.Start, err = s.entityStart(npk, q.Get("NextRowKey")); err != nil {
 			return err
 		}
-		if nrk := q.Get("NextRowKey"); nrk != "" {
-			if start.RK, err = decodeToken(nrk); err != nil {
-				return err
-			}
-		}
-		eq.Start = start
 	}
 	if kr, ok := c.grant.KeyRange(); ok {
 		// A SAS key range: the query sees only entities inside it
@@ -120,12 +115,22 @@ func (s *Server) queryEntities(c *call) error {
 			return err
 		}
 		opts := c.encodeOptions(t.Name, sel)
-		b = append(b[:0], '{')
+		var meta string
 		if c.level != wire.NoMetadata {
-			meta := c.baseURL() + "/$metadata#" + t.Name
-			if len(sel) > 0 {
+			meta = c.baseURL() + "/$metadata#" + t.Name
+			if len(sel) > 0 && !s.cosmos {
+				// Cosmos DB for Table shows no $select in
+				// odata.metadata (test_query_entities_with_select,
+				// python-cosmos; docs/cosmos.md).
 				meta += "&$select=" + opts.SelectEcho
 			}
+		}
+		b = append(b[:0], '{')
+		// Cosmos DB for Table writes odata.metadata after value (every
+		// query of entities recorded from it, e.g. test_query_user_filter
+		// in python-cosmos; docs/cosmos.md), as in Query Tables.
+		metaLast := s.cosmos
+		if meta != "" && !metaLast {
 			b = append(b, `"odata.metadata":`...)
 			b = edm.AppendJSONString(b, meta)
 			b = append(b, ',')
@@ -133,14 +138,27 @@ func (s *Server) queryEntities(c *call) error {
 		b = append(b, `"value":[`...)
 		tableName = t.Name
 		res, err = tx.ScanEntities(t, eq, func(e *edm.Entity) error {
+			mark := len(b)
 			if returned > 0 {
 				b = append(b, ',')
 			}
 			returned++
 			b = wire.AppendEntity(b, e, opts)
+			if s.cosmos && len(b) > cosmosMaxPage && returned > 1 {
+				// Cosmos DB ends a page at its response size limit
+				// (cosmospaging.go): this entity starts the next.
+				b, returned = b[:mark], returned-1
+				return &pageFull{store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}}
+			}
 			return nil
 		})
-		b = append(b, "]}"...)
+		res, err = cutPage(res, err)
+		b = append(b, ']')
+		if meta != "" && metaLast {
+			b = append(b, `,"odata.metadata":`...)
+			b = edm.AppendJSONString(b, meta)
+		}
+		b = append(b, '}')
 		return storeErr(err)
 	})
 	if err != nil {
@@ -156,11 +174,8 @@ func (s *Server) queryEntities(c *call) error {
 		}
 		s.noteQuery(c, tableName, f, res, returned)
 	}
-	if next := res.Next; next != nil {
-		// Both headers whenever more results exist, neither on the last
-		// page (docs/protocol.md 0.1).
-		c.w.Header().Set("x-ms-continuation-NextPartitionKey", encodeToken(next.PK))
-		c.w.Header().Set("x-ms-continuation-NextRowKey", encodeToken(next.RK))
+	if res.Next != nil {
+		c.setEntityNext(res.Next, eq.Start != nil)
 	}
 	*buf = b // keep the grown buffer for the pool
 	c.writeJSON(http.StatusOK, b)

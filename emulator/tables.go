@@ -216,13 +216,13 @@ func (s *Server) deleteTable(c *call) error {
 // NextTableName continuation (docs/protocol.md 3.1).
 func (s *Server) queryTables(c *call) error {
 	q := c.query()
-	filter, top, _, err := parseQueryOptions(q)
+	filter, top, _, err := parseQueryOptions(q, odata.MaxTop)
 	if err != nil {
 		return err
 	}
 	tq := store.TableQuery{Filter: filter, Top: top}
 	if tok := q.Get("NextTableName"); tok != "" {
-		if tq.After, err = decodeToken(tok); err != nil {
+		if tq.After, err = s.tableAfter(tok); err != nil {
 			return err
 		}
 	}
@@ -257,15 +257,15 @@ func (s *Server) queryTables(c *call) error {
 	}
 	b = append(b, '}')
 	if page.Next != "" {
-		c.w.Header().Set("x-ms-continuation-NextTableName", encodeToken(page.Next))
+		c.w.Header().Set("x-ms-continuation-NextTableName", s.tableToken(page.Next))
 	}
 	c.writeJSON(http.StatusOK, b)
 	return nil
 }
 
-// parseQueryOptions reads $filter, $top (default and maximum 1000) and
+// parseQueryOptions reads $filter, $top (default 1000, at most maxTop) and
 // $select, shared by Query Tables and Query Entities.
-func parseQueryOptions(q map[string][]string) (odata.Expr, int, []string, error) {
+func parseQueryOptions(q map[string][]string, maxTop int) (odata.Expr, int, []string, error) {
 	get := func(k string) string {
 		if v := q[k]; len(v) > 0 {
 			return v[0]
@@ -279,7 +279,7 @@ func parseQueryOptions(q map[string][]string) (odata.Expr, int, []string, error)
 			return nil, 0, nil, filterErr(err)
 		}
 	}
-	top, err := odata.ParseTop(get("$top"))
+	top, err := odata.ParseTopUpTo(get("$top"), maxTop)
 	if err != nil {
 		return nil, 0, nil, filterErr(err)
 	}

@@ -82,7 +82,12 @@ func selectError(s string, pos int, expected string) *Error {
 // (docs/protocol.md 6.5, 12), its documented range starts at 1, and accepting it
 // would need a "zero rows, but keep the continuation" page that no client
 // asks for.
-func ParseTop(s string) (int, error) {
+func ParseTop(s string) (int, error) { return ParseTopUpTo(s, MaxTop) }
+
+// ParseTopUpTo is ParseTop with another largest value, limit: Azure Cosmos
+// DB for Table does not cap $top at 1000 (its FAQ: "TableQuery TakeCount
+// isn't limited to 1000"; docs/cosmos.md).
+func ParseTopUpTo(s string, limit int) (int, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -93,7 +98,7 @@ func ParseTop(s string) (int, error) {
 			return 0, topError(i)
 		}
 		n = n*10 + int(c-'0')
-		if n > MaxTop {
+		if n > limit {
 			return 0, topError(i)
 		}
 	}

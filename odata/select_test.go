@@ -116,3 +116,19 @@ func TestParseTop(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTopUpTo: the cosmos profile's $top goes past 1000, to the
+// largest Edm.Int32 (docs/cosmos.md), with ParseTop's other rules.
+func TestParseTopUpTo(t *testing.T) {
+	const max = 1<<31 - 1
+	for in, want := range map[string]int{"1001": 1001, "5000": 5000, "2147483647": max, "0001001": 1001} {
+		if got, err := ParseTopUpTo(in, max); err != nil || got != want {
+			t.Errorf("ParseTopUpTo(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"2147483648", "99999999999999999999", "0", "-1", "1e4"} {
+		if got, err := ParseTopUpTo(in, max); err == nil {
+			t.Errorf("ParseTopUpTo(%q) = %d; want InvalidInput", in, got)
+		}
+	}
+}

@@ -22,7 +22,7 @@ type Key struct{ PK, RK string }
 // EntityQuery selects entities for Query Entities.
 type EntityQuery struct {
 	Filter odata.Expr // nil: every entity
-	Top    int        // page size, 1..1000
+	Top    int        // page size: 1..1000, or to 1<<31-1 under the cosmos profile (docs/cosmos.md)
 	Start  *Key       // continuation: start at this key (inclusive)
 	Range  *KeyRange  // nil: the whole table
 	// CountScanned asks for ScanResult.Scanned on every page, at the cost

@@ -65,6 +65,15 @@ type Options struct {
 	// whole value too, which JSON tools are free to write back as an
 	// integer (2.0 as 2) that a reader would take for an Int32.
 	Lines bool
+	// Cosmos asks for the form Azure Cosmos DB for Table answers in
+	// (tableemu --profile cosmos, docs/cosmos.md), as its recordings show
+	// it: Timestamp last, after the properties; in full metadata the
+	// annotations in the order odata.type, odata.id, odata.editLink,
+	// odata.metadata (of a single entity), odata.etag; a single entity's
+	// odata.metadata
+	// "<base>/<table>/$metadata#<table>/@Element", without $select; and
+	// every DateTime with seven fractional digits.
+	Cosmos bool
 }
 
 var defaultOptions Options
@@ -73,24 +82,51 @@ var defaultOptions Options
 // "value" array (docs/protocol.md 3.8, 4.1): the odata annotations of the level
 // (full: odata.type, odata.id, odata.etag, odata.editLink; minimal:
 // odata.etag; none: nothing), then PartitionKey, RowKey and Timestamp, then
-// the user properties, each "X@odata.type" right before X.
+// the user properties, each "X@odata.type" right before X. Options.Cosmos
+// changes the order (see there).
 func AppendEntity(b []byte, e *edm.Entity, o *Options) []byte {
 	b = append(b, '{')
-	return appendBody(b, e, opts(o), false)
+	return appendBody(b, e, opts(o), false, false)
 }
 
 // AppendEntityDocument appends a single-entity response (Get Entity, the
 // Insert echo): like AppendEntity, led by odata.metadata
 // "<base>/$metadata#<table>/@Element", plus "&$select=a,b" when projecting
 // (docs/protocol.md 3.9). No metadata level has no odata.metadata.
+// Options.Cosmos changes its form and place (see there).
 func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 	o = opts(o)
 	b = append(b, '{')
-	if o.Level == NoMetadata {
-		return appendBody(b, e, o, false)
+	switch {
+	case o.Level == NoMetadata:
+		return appendBody(b, e, o, false, false)
+	case o.Cosmos && o.Level == FullMetadata:
+		// Cosmos DB for Table writes odata.metadata after
+		// odata.editLink (test_get_entity_full_metadata,
+		// test_insert_entity_with_full_metadata, python-cosmos):
+		// appendBody places it.
+		return appendBody(b, e, o, false, true)
 	}
-	b = append(b, `"odata.metadata":"`...)
+	b = append(b, `"odata.metadata":`...)
+	b = appendMetadataURL(b, o)
+	return appendBody(b, e, o, true, false)
+}
+
+// appendMetadataURL appends a single entity's odata.metadata value, quoted.
+func appendMetadataURL(b []byte, o *Options) []byte {
+	b = append(b, '"')
 	b = edm.AppendJSONStringBody(b, o.BaseURL)
+	if o.Cosmos {
+		// Cosmos DB for Table names the table in the path as well, and
+		// shows no $select, even for a projection (every entity answer
+		// recorded from it, e.g. test_get_entity, test_get_entity_with_select
+		// in python-cosmos; docs/cosmos.md).
+		b = append(b, '/')
+		b = edm.AppendJSONStringBody(b, o.Table)
+		b = append(b, "/$metadata#"...)
+		b = edm.AppendJSONStringBody(b, o.Table)
+		return append(b, `/@Element"`...)
+	}
 	b = append(b, "/$metadata#"...)
 	b = edm.AppendJSONStringBody(b, o.Table)
 	b = append(b, "/@Element"...)
@@ -107,8 +143,7 @@ func AppendEntityDocument(b []byte, e *edm.Entity, o *Options) []byte {
 			}
 		}
 	}
-	b = append(b, '"')
-	return appendBody(b, e, o, true)
+	return append(b, '"')
 }
 
 func opts(o *Options) *Options {
@@ -132,9 +167,10 @@ func selection(sel []string) []string {
 }
 
 // appendBody writes the members after '{' (and after odata.metadata when
-// more is set) and the closing brace.
-func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
-	w := objWriter{b: b, more: more}
+// more is set) and the closing brace; meta asks it to write odata.metadata
+// itself, where Cosmos DB for Table places it in full metadata.
+func appendBody(b []byte, e *edm.Entity, o *Options, more, meta bool) []byte {
+	w := objWriter{b: b, more: more, cosmos: o.Cosmos}
 	// The Timestamp is formatted once: it appears twice, as itself and in
 	// the ETag.
 	var tsBuf [32]byte
@@ -153,6 +189,19 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 		w.b = append(w.b, '/')
 		w.b = edm.AppendJSONStringBody(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
 		w.b = append(w.b, '"')
+		if o.Cosmos {
+			// odata.editLink before odata.etag, odata.metadata between
+			// them (Options.Cosmos).
+			w.key("odata.editLink")
+			w.b = edm.AppendJSONString(w.b, EntityPath(o.Table, e.PartitionKey, e.RowKey))
+			if meta {
+				w.key("odata.metadata")
+				w.b = appendMetadataURL(w.b, o)
+			}
+			w.key("odata.etag")
+			w.b = appendETagJSON(w.b, ts)
+			break
+		}
 		w.key("odata.etag")
 		w.b = appendETagJSON(w.b, ts)
 		w.key("odata.editLink")
@@ -168,7 +217,9 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 	if sel == nil {
 		w.system(e, ts, o.Level, "PartitionKey")
 		w.system(e, ts, o.Level, "RowKey")
-		w.system(e, ts, o.Level, "Timestamp")
+		if !o.Cosmos {
+			w.system(e, ts, o.Level, "Timestamp")
+		}
 		for i := range e.Properties {
 			if o.Lines && e.Properties[i].Value.T == edm.Double && !edm.IsSpecialDouble(e.Properties[i].Value.F) &&
 				e.Properties[i].Value.F == math.Trunc(e.Properties[i].Value.F) {
@@ -177,6 +228,11 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 			}
 			w.property(e.Properties[i].Name, e.Properties[i].Value, e.Properties[i].Plain, o.Level)
 		}
+		if o.Cosmos {
+			// Cosmos DB for Table writes Timestamp last, in every
+			// entity it answers with (docs/cosmos.md).
+			w.system(e, ts, o.Level, "Timestamp")
+		}
 		w.b = append(w.b, '}')
 		return w.b
 	}
@@ -184,8 +240,11 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 	// A projection returns only the listed properties — the system ones
 	// only when listed, still first and in their usual order — and null
 	// for a listed property the entity lacks (docs/protocol.md 6.4).
+	// Under Options.Cosmos a listed Timestamp comes last, as in a whole
+	// entity: the recordings project no Timestamp (test_get_entity_with_select
+	// lists age and ratio), and a Cosmos DB entity has it nowhere else.
 	for _, name := range [...]string{"PartitionKey", "RowKey", "Timestamp"} {
-		if contains(sel, name) {
+		if contains(sel, name) && (name != "Timestamp" || !o.Cosmos) {
 			w.system(e, ts, o.Level, name)
 		}
 	}
@@ -203,6 +262,9 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more bool) []byte {
 			w.key(name)
 			w.b = append(w.b, "null"...)
 		}
+	}
+	if o.Cosmos && contains(sel, "Timestamp") {
+		w.system(e, ts, o.Level, "Timestamp")
 	}
 	w.b = append(w.b, '}')
 	return w.b
@@ -230,6 +292,9 @@ func lookup(e *edm.Entity, name string) (edm.Value, bool) {
 type objWriter struct {
 	b    []byte
 	more bool
+	// cosmos: Options.Cosmos, which writes every DateTime with seven
+	// fractional digits.
+	cosmos bool
 }
 
 func (w *objWriter) key(name string) { w.keySuffixed(name, "") }
@@ -329,7 +394,15 @@ func (w *objWriter) property(name string, v edm.Value, plain bool, l Level) {
 		annotate(edm.DateTime)
 		w.key(name)
 		w.b = append(w.b, '"')
-		w.b = edm.AppendDateTime(w.b, v.N)
+		if w.cosmos {
+			// Cosmos DB for Table writes all seven digits of every
+			// DateTime, as storage does only for Timestamp
+			// (1973-10-04T00:00:00.0000000Z: test_get_entity and every
+			// other python-cosmos recording of a DateTime).
+			w.b = edm.AppendTimestamp(w.b, v.N)
+		} else {
+			w.b = edm.AppendDateTime(w.b, v.N)
+		}
 		w.b = append(w.b, '"')
 	case edm.Guid:
 		annotate(edm.Guid)

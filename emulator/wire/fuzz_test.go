@@ -9,8 +9,8 @@ import (
 )
 
 // FuzzDecodeEntity: DecodeEntity never panics and fails only with a 400
-// *tableemu.Error; whatever it decodes re-encodes (minimal and full metadata)
-// to valid JSON that decodes to the same entity; ValidateEntity never
+// *tableemu.Error; whatever it decodes re-encodes (minimal and full metadata,
+// in storage's form and Cosmos DB's) to valid JSON that decodes to the same entity; ValidateEntity never
 // panics on it either.
 func FuzzDecodeEntity(f *testing.F) {
 	seeds := []string{
@@ -57,6 +57,8 @@ func FuzzDecodeEntity(f *testing.F) {
 		for _, o := range []*Options{
 			{Level: MinimalMetadata},
 			{Level: FullMetadata, BaseURL: "http://127.0.0.1:10002/devstoreaccount1", Account: "devstoreaccount1", Table: "t"},
+			{Level: MinimalMetadata, Cosmos: true},
+			{Level: FullMetadata, BaseURL: "http://127.0.0.1:8902/devstoreaccount1", Account: "devstoreaccount1", Table: "t", Cosmos: true},
 		} {
 			out := AppendEntityDocument(nil, &d.Entity, o)
 			if !json.Valid(out) {
