@@ -103,7 +103,6 @@ func testInsertEntityWire(t *testing.T, tg *target) {
 	t.Run("odata.metadata", func(t *testing.T) {
 		// Cosmos DB names the table before $metadata too
 		// (python-cosmos test_insert_entity_dictionary).
-		cosmosNotYet(t, tg, "odata.metadata of one entity")
 		want := "/" + tg.account + "/$metadata#" + name + "/@Element"
 		if tg.cosmos {
 			want = "/" + tg.account + "/" + name + "/$metadata#" + name + "/@Element"
@@ -158,7 +157,6 @@ func testGetEntity(t *testing.T, tg *target) {
 	t.Run("odata.metadata", func(t *testing.T) {
 		// Cosmos DB names the table before $metadata, and not the
 		// $select (python-cosmos test_get_entity_with_select).
-		cosmosNotYet(t, tg, "odata.metadata of one entity")
 		want := "/" + tg.account + "/$metadata#" + name + "/@Element&$select=B,Missing"
 		if tg.cosmos {
 			want = "/" + tg.account + "/" + name + "/$metadata#" + name + "/@Element"
