@@ -55,14 +55,6 @@ final class Cosmos {
             + " checks tableemu's 405 MethodNotAllowed");
     }
 
-    /**
-     * Skips the rest of a test under the profile where Cosmos DB for Table answers otherwise and
-     * tableemu does not yet: what names the row of docs/cosmos.md's "Not yet".
-     */
-    static void notYet(String what) {
-        assumeFalse(Target.COSMOS, "cosmos profile, not yet in tableemu (docs/cosmos.md, \"Not yet\"): " + what);
-    }
-
     /** Carries each request for ENDPOINT to WIRE_ENDPOINT, where the server listens. */
     static final class Redirect implements HttpClient {
         private final HttpClient next;

@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * X-HTTP-Method: MERGE (azure-data-tables' BuilderHelper and CosmosPatchTransformPolicy). So
  * ENDPOINT names the host tableemu.table.cosmos.azure.localhost, and HTTP carries each request to
  * the server's real address, WIRE_ENDPOINT. Tests whose answer differs under the profile assert
- * Cosmos DB's (COSMOS), and skip what tableemu does not answer yet (Cosmos.notYet).
+ * Cosmos DB's (COSMOS).
  */
 final class Target {
     static final String CONNECTION_STRING;
