@@ -8,6 +8,8 @@
 #        the build context has no .git for Go to read the commit from;
 #        a release passes its tag too: --build-arg TABLEEMU_VERSION=v1.2.3)
 #   docker run --rm -p 10002:10002 tableemu [extra flags, e.g. --loose]
+#   docker run --rm -p 8902:8902 -e TABLEEMU_PROFILE=cosmos tableemu
+#       (answers as Azure Cosmos DB for Table, on 8902: docs/cosmos.md)
 #
 # The final image is FROM scratch: one static binary, run as a numeric
 # non-root user. docker/test-image.sh checks this file without a container
@@ -52,9 +54,14 @@ WORKDIR /data
 # (scratch has none, and tableemu needs none).
 USER 65532:65532
 VOLUME /data
-EXPOSE 10002
+# 10002: Azure Table storage's port (Azurite's); 8902: the port under
+# TABLEEMU_PROFILE=cosmos, Azure Cosmos DB for Table's in Microsoft's
+# emulator (docs/cosmos.md).
+EXPOSE 10002 8902
 # Azurite's table service in its image: every interface, port 10002, data
-# under /data. Arguments given to `docker run IMAGE ...` (or compose's
+# under /data. The port is tableemu's default, not a flag here, so that
+# TABLEEMU_PROFILE=cosmos moves it to 8902 (a --tablePort here would win
+# over the profile). Arguments given to `docker run IMAGE ...` (or compose's
 # `command:`) are appended: later flags win, so `--tablePort 20002` moves
 # the port and `--inMemoryPersistence` keeps nothing on disk. A command
 # written for Azurite's image (`azurite-table --tableHost 0.0.0.0 ...`) is
@@ -62,9 +69,12 @@ EXPOSE 10002
 # and its flags apply. A replaced entrypoint (`--entrypoint azurite-table`,
 # compose `entrypoint:`) drops these flags, as with any image: then give
 # --tableHost 0.0.0.0, as for Azurite's image.
-ENTRYPOINT ["/tableemu", "--tableHost", "0.0.0.0", "--tablePort", "10002", "--location", "/data"]
+ENTRYPOINT ["/tableemu", "--tableHost", "0.0.0.0", "--location", "/data"]
 # No shell in scratch: the binary probes itself (any HTTPS or HTTP answer on
-# 127.0.0.1:10002 is healthy). To use another port, publish 10002 under it
+# 127.0.0.1:10002 is healthy; on 8902 with TABLEEMU_PROFILE=cosmos in the
+# container's environment, which the check inherits: give the profile as
+# that variable, not as the argument --profile cosmos, which the check does
+# not see). To use another port, publish 10002 under it
 # (-p 20002:10002) rather than moving the server; a server moved inside the
 # container needs an exec-form check with the same flag, e.g. in compose
 #   test: ["CMD", "/tableemu", "healthcheck", "--tablePort", "20002"]

@@ -14,7 +14,7 @@
 #    no RUN, so nothing needs to run a container. Storage is a private vfs
 #    store under a temporary directory, removed at the end (--keep keeps it).
 # 3. Checks the image's config (numeric non-root user, /data volume and
-#    working directory, port 10002, PATH, the version label, an exec-form
+#    working directory, ports 10002 and 8902, PATH, the version label, an exec-form
 #    HEALTHCHECK, nothing but the binary, its links azurite, azurite-table
 #    and tableemu in /usr/local/bin, /tmp and /data) and exports a
 #    container's filesystem.
@@ -36,6 +36,10 @@
 #    waits as that module waits, and makes the SDK call with the
 #    connection it builds; starts it as docker/compose.yaml and
 #    compose.azurite.yaml do, and runs their healthcheck and app.
+# 7b. Starts it with TABLEEMU_PROFILE=cosmos as docs/containers.md's line
+#    does: the port moves to 8902 (exposed), the healthcheck, given the
+#    variable, finds it there, and the Python SDK on localhost is in its
+#    Cosmos mode against it.
 # 8. Prints the image size and fails if it is 22 MB or more, or if a doc's
 #    figure for it is more than .ci/doc-figures.sh's margin away.
 #
@@ -257,8 +261,11 @@ stop() {
 
 # healthcheck [extra arguments]: the image's HEALTHCHECK command, as the
 # engine runs it: in the container, as its user, with its Env.
+# health_env: more variables of the container's environment, which the
+# check inherits (TABLEEMU_PROFILE).
+health_env=()
 healthcheck() {
-	in_ns timeout 10 env -i "${env[@]}" "$chroot_bin" --userspec="$uid:$gid" "$rootfs" "${health[@]:1}" "$@"
+	in_ns timeout 10 env -i "${env[@]}" "${health_env[@]}" "$chroot_bin" --userspec="$uid:$gid" "$rootfs" "${health[@]:1}" "$@"
 }
 
 # connection_string LOG: the first one printed, used as it is.
@@ -337,6 +344,51 @@ stop "$log2"
 # ---- 7. Azurite's command lines, Testcontainers' modules, compose files
 # shellcheck source=docker/test-compat.sh
 . docker/test-compat.sh
+
+# ---- 7b. the cosmos profile, as docs/containers.md runs it
+# `docker run ... -e TABLEEMU_PROFILE=cosmos tableemu   # ENDPOINT`: the
+# variable moves the server to the port the line publishes (exposed), the
+# health check inherits it and probes there, and the Python SDK, given
+# localhost (docs/cosmos.md), is in its Cosmos mode against it.
+step "TABLEEMU_PROFILE=cosmos, as docs/containers.md runs the image"
+cosmos_run=$(grep -m1 '^docker run .*-e TABLEEMU_PROFILE=cosmos tableemu ' docs/containers.md) ||
+	die "docs/containers.md has no docker run line with -e TABLEEMU_PROFILE=cosmos"
+echo "$cosmos_run"
+re='-p ([0-9]+):([0-9]+) -e (TABLEEMU_PROFILE=cosmos) tableemu +# (http://[^ ]+)$'
+[[ $cosmos_run =~ $re ]] || die "docs/containers.md's line is not -p N:N -e TABLEEMU_PROFILE=cosmos tableemu # ENDPOINT"
+cosmos_port=${BASH_REMATCH[2]} cosmos_var=${BASH_REMATCH[3]} cosmos_endpoint=${BASH_REMATCH[4]}
+[[ " $ports " == *" $cosmos_port/tcp "* ]] || die "no EXPOSE $cosmos_port (the port under the cosmos profile)"
+log3=$work/server3.log
+start "$log3" "$cosmos_var" --
+grep -q "${ts}tableemu serves Azure Cosmos DB for Table (--profile cosmos) from /data/tableemu.sqlite " "$log3" ||
+	die "$cosmos_var: not serving under the cosmos profile from /data"
+grep -q "${ts}Azurite Table service is successfully listening at http://0.0.0.0:$cosmos_port " "$log3" ||
+	die "$cosmos_var: not listening on 0.0.0.0:$cosmos_port"
+grep -q "${ts}endpoint $cosmos_endpoint\$" "$log3" || die "$cosmos_var: the endpoint is not docs/containers.md's $cosmos_endpoint"
+health_env=("$cosmos_var")
+healthcheck || die "the healthcheck fails with $cosmos_var in the container's environment"
+echo "healthcheck passes with $cosmos_var in the container's environment"
+health_env=()
+if healthcheck 2>/dev/null; then die "without $cosmos_var the healthcheck should probe 10002, where nothing listens"; fi
+cs3=$(connection_string "$log3")
+in_ns "$python" - "${cs3/:\/\/127.0.0.1:/:\/\/localhost:}" <<'EOF' || die "the Python SDK in its Cosmos mode failed against the image's server"
+import sys
+
+from azure.data.tables import TableServiceClient, UpdateMode
+
+with TableServiceClient.from_connection_string(sys.argv[1]) as svc:
+    assert svc._cosmos_endpoint, "the SDK is not in its Cosmos mode"
+    t = svc.create_table("imagecosmos")
+    seen = []
+    t.upsert_entity({"PartitionKey": "p", "RowKey": "r", "n": 1}, mode=UpdateMode.MERGE,
+                    raw_request_hook=lambda r: seen.append((r.http_request.method, r.http_request.headers.get("X-HTTP-Method"))),
+                    raw_response_hook=lambda r: seen.append(r.http_response.headers.get("x-ms-version")))
+    assert seen == [("POST", "MERGE"), None], seen
+    assert t.get_entity("p", "r")["n"] == 1
+    svc.delete_table("imagecosmos")
+print("the Python SDK on localhost: a merge as POST + X-HTTP-Method: MERGE, answered without x-ms-version, as Cosmos DB answers")
+EOF
+stop "$log3"
 
 # ---- 8. size
 step "image size"

@@ -9,6 +9,12 @@ TABLEEMU_TEST_CONNECTION_STRING points the suite at any other endpoint
 (Azurite, a real storage account); tests that need their own server then
 skip themselves.
 
+TABLEEMU_PROFILE=cosmos runs the suite against `tableemu --profile cosmos`
+(docs/cosmos.md) with azure-data-tables in its Cosmos mode: the servers get
+the variable from this process's environment, and their endpoint names
+`localhost`, which the SDK's _is_cosmos_endpoint takes for Cosmos DB on any
+port but 10002. COSMOS tells the tests which answers to expect.
+
 Async tests are plain `async def` functions: the hook at the bottom runs
 each in its own event loop (asyncio.run), so no pytest plugin is needed.
 """
@@ -37,6 +43,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 DEV_ACCOUNT = "devstoreaccount1"
 DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+COSMOS = os.environ.get("TABLEEMU_PROFILE") == "cosmos"
 
 
 @dataclass
@@ -132,6 +140,10 @@ def start_server(port: int = 0, *args: str) -> Server:
             m = re.match(r"^\S+ endpoint (\S+)", line)
             if m and not srv.endpoint:
                 srv.endpoint = m.group(1).rstrip("/")
+                # Under the profile the SDK is in its Cosmos mode: localhost,
+                # as docs/cosmos.md says (on 10002 it would not be).
+                if COSMOS and ":10002/" not in srv.endpoint:
+                    srv.endpoint = srv.endpoint.replace("://127.0.0.1:", "://localhost:")
             if re.match(r"^\S+ connection string ", line):
                 found.set()
 

@@ -3,6 +3,24 @@
 import pytest
 from azure.core.exceptions import HttpResponseError
 
+from conftest import COSMOS
+
+# The error codes the cosmos profile answers differently (docs/cosmos.md,
+# "Error bodies"): a table that does not exist is 404 ResourceNotFound to
+# entity operations (test_new_non_existent_table), a SAS without the
+# permission is 403 Forbidden (ValidateSasCredentials).
+TABLE_NOT_FOUND = "ResourceNotFound" if COSMOS else "TableNotFound"
+PERMISSION = "Forbidden" if COSMOS else "AuthorizationPermissionMismatch"
+
+
+def not_yet(reason):
+    """A test whose cosmos run asserts what Cosmos DB answers (docs/cosmos.md
+    names the recording) while tableemu's profile does not answer so yet:
+    expected to fail on that run (xfail, not strict: it may pass once the
+    profile does), and not skipped. Remove it when the profile gives that
+    answer."""
+    return pytest.mark.xfail(COSMOS, reason="cosmos profile, not yet in tableemu: " + reason, strict=False)
+
 
 def expect_error(exc_type, status, code, decoded=True):
     """Context manager: the block raises exc_type (an HttpResponseError

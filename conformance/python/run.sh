@@ -49,21 +49,24 @@ fi
 
 versions=$(.venv/bin/python -c 'from importlib.metadata import version as v
 print("azure-data-tables@%s (aiohttp %s), azure-cosmosdb-table@%s" % (v("azure-data-tables"), v("aiohttp"), v("azure-cosmosdb-table")))')
-echo "== pytest ($versions)"
-rc=0
-PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -ra \
-  --junitxml="$tmp/junit.xml" "$@" || rc=$?
-
-# Counts per SDK from the JUnit report: test_aio.py is the async client,
-# test_legacy.py the legacy SDK, every other file the sync client.
+# pytest_run LABEL: one pytest run of the whole suite (or of the arguments
+# given), then its counts per SDK from its JUnit report: test_aio.py is the
+# async client, test_legacy.py the legacy SDK, every other file the sync
+# client. Sets status to 1 on a failure.
 status=0
-if [ -f "$tmp/junit.xml" ]; then
-  .venv/bin/python - "$tmp/junit.xml" "$#" <<'EOF' || status=1
+pytest_run() {
+  local label=$1 junit=$tmp/junit-$RANDOM.xml rc=0
+  echo "== pytest ($versions$label)"
+  PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -m pytest -p no:cacheprovider -ra \
+    --junitxml="$junit" "${args[@]}" || rc=$?
+  if [ -f "$junit" ]; then
+    .venv/bin/python - "$junit" "${#args[@]}" <<'EOF' || status=1
 import sys
 import xml.etree.ElementTree as ET
 
 counts = {}
 udev = None
+todo = 0
 for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
     f = case.get("classname", "")
     sdk = "aio" if f.endswith("test_aio") else "legacy" if f.endswith("test_legacy") else "sync"
@@ -73,6 +76,9 @@ for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
         c[1] += 1
     elif skipped is not None:
         c[2] += 1
+        # helpers.not_yet: the cosmos run's cases the profile does not
+        # answer as Cosmos DB yet (xfail), counted apart.
+        todo += skipped.get("type") == "pytest.xfail"
     else:
         c[0] += 1
     if case.get("name") == "test_use_development_storage_on_10002":
@@ -84,14 +90,28 @@ for sdk in ("sync", "aio", "legacy"):
     total = [total[0] + p, total[1] + f, total[2] + s]
     print(f"{labels[sdk]}: {p} passed, {f} failed, {s} skipped")
 print(f"UseDevelopmentStorage=true test: {udev}")
-print(f"conformance-python: {total[0]} passed, {total[1]} failed, {total[2]} skipped")
+print(f"conformance-python: {total[0]} passed, {total[1]} failed, {total[2]} skipped"
+      + (f" ({todo} of them expected to fail: not yet under the profile)" if todo else ""))
 # A whole run (no pytest arguments) must have run tests of every SDK.
 whole = sys.argv[2] == "0"
 sys.exit(1 if total[1] or not total[0] or (whole and any(not counts.get(k, [0])[0] for k in labels)) else 0)
 EOF
-else
-  status=1
+  else
+    status=1
+  fi
+  # pytest exits 5 when it collected no test: that is a failure here too.
+  if [ "$rc" -ne 0 ]; then status=1; fi
+}
+
+args=("$@")
+pytest_run ""
+# Once more against tableemu --profile cosmos (docs/cosmos.md), the SDKs
+# in their Cosmos mode (conftest.py says how): the same virtualenv, one
+# more pytest, its time printed. Not against TABLEEMU_TEST_CONNECTION_STRING,
+# nor with TABLEEMU_COSMOS_RUN=0.
+if [ -z "${TABLEEMU_TEST_CONNECTION_STRING:-}" ] && [ "${TABLEEMU_COSMOS_RUN:-1}" != 0 ]; then
+  t0=$(date +%s)
+  TABLEEMU_PROFILE=cosmos pytest_run ", tableemu --profile cosmos, Cosmos mode"
+  echo "the cosmos run took $(($(date +%s) - t0)) s"
 fi
-# pytest exits 5 when it collected no test: that is a failure here too.
-if [ "$rc" -ne 0 ]; then status=1; fi
 exit $status

@@ -18,7 +18,8 @@
 #    what it does with the published packages.
 # 3. Runs every snippet of packaging/npm/tableemu/README.md (the blocks marked
 #    `<!-- packaging/npm/test.sh: GROUP -->`, written out by packaging/npm/test/snippets.js):
-#    the shell lines, the example scripts (one loads fixtures/people.jsonl), and the vitest, jest and mocha
+#    the shell lines, the example scripts (one loads fixtures/people.jsonl, one runs the cosmos
+#    profile), and the vitest, jest and mocha
 #    setups with their test files (create a table, upsert, get, query
 #    through @azure/data-tables); and docs/isolation.md's vitest set-up
 #    (load its fixtures/people.jsonl and snapshot in globalSetup, restore
@@ -244,6 +245,7 @@ step "README: the example scripts"
 cp -R "$tmp/snippets/script/." "$proj/"
 check "node example.mjs prints Ada" test "$(cd "$proj" && node example.mjs)" = Ada
 check "node isolation.mjs (snapshot, restore, reset) prints Ada" test "$(cd "$proj" && node isolation.mjs)" = Ada
+check "node cosmos.mjs (profile cosmos) prints the localhost endpoint, and Ada" test "$(cd "$proj" && node cosmos.mjs)" = "$(printf '%s\n' http://localhost:PORT/devcosmosaccount1 Ada)"
 check "node load.mjs (fixtures/people.jsonl) prints what it loaded, and Grace" test "$(cd "$proj" && node load.mjs)" = "$(printf '%s\n' "{ tables: [ { table: 'people', entities: 2 } ], entities: 2 }" Grace)"
 
 # runner NAME DIR CMD...: runs a test runner in DIR; its JSON report

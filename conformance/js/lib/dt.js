@@ -5,6 +5,23 @@ const assert = require("node:assert/strict");
 const { TableServiceClient, TableClient, AzureNamedKeyCredential, AzureSASCredential } = require("@azure/data-tables");
 const h = require("./harness");
 
+// The error codes the cosmos profile answers differently
+// (docs/cosmos.md, "Error bodies"): a table that does not exist is 404
+// ResourceNotFound to entity operations (test_new_non_existent_table), a
+// SAS without the permission is 403 Forbidden (ValidateSasCredentials).
+const code = {
+  tableNotFound: h.cosmos ? "ResourceNotFound" : "TableNotFound",
+  permission: h.cosmos ? "Forbidden" : "AuthorizationPermissionMismatch",
+};
+
+// notYet is node:test's options for a case whose cosmos run asserts what
+// Cosmos DB answers (docs/cosmos.md names the recording) while tableemu's
+// profile does not answer so yet: reported as todo on that run, not failed,
+// and not skipped. Remove it when the profile gives that answer.
+function notYet(reason) {
+  return h.cosmos ? { todo: `cosmos profile, not yet in tableemu: ${reason}` } : {};
+}
+
 // No retries: a test that provokes a 500 must see it once, quickly.
 const clientOptions = { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } };
 
@@ -124,6 +141,8 @@ function userProps(e) {
 }
 
 module.exports = {
+  code,
+  notYet,
   userProps,
   clientOptions,
   credential,

@@ -9,6 +9,14 @@
 // TABLEEMU_TEST_CONNECTION_STRING points the suite at any other endpoint
 // (Azurite, a real account), as the Go suite does; tests that change
 // account-wide settings then skip themselves (see `ownServerOnly`).
+//
+// TABLEEMU_PROFILE=cosmos runs the suite against `tableemu --profile
+// cosmos` (docs/cosmos.md) with @azure/data-tables in its Cosmos mode: the
+// servers get the variable from this process's environment, and the
+// endpoint handed to the tests names `localhost` and an account other than
+// devstoreaccount1, since the SDK's isCosmosEndpoint takes `localhost` for
+// Cosmos DB unless the path starts with /devstoreaccount1. `cosmos` tells
+// the tests which answers to expect.
 
 const { spawn, execFileSync } = require("node:child_process");
 const crypto = require("node:crypto");
@@ -18,6 +26,12 @@ const path = require("node:path");
 const readline = require("node:readline");
 
 const repoRoot = path.resolve(__dirname, "..", "..", "..");
+
+const cosmos = process.env.TABLEEMU_PROFILE === "cosmos";
+// The account of the Cosmos runs (the development account's key): any name
+// but devstoreaccount1 puts the SDK in its Cosmos mode on localhost.
+const COSMOS_ACCOUNT = "devcosmosaccount1";
+const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 function parseConnectionString(cs) {
   const kv = {};
@@ -63,6 +77,7 @@ function binary() {
 // startServer runs tableemu and resolves once it has printed its
 // connection string.
 async function startServer(extraArgs = [], env = {}) {
+  if (cosmos && env.AZURITE_ACCOUNTS === undefined) env = { ...env, AZURITE_ACCOUNTS: `${COSMOS_ACCOUNT}:${DEV_KEY}` };
   const location = fs.mkdtempSync(path.join(os.tmpdir(), "tableemu-js-"));
   const child = spawn(binary(), ["--tablePort", "0", "--location", location, "--silent", ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
@@ -124,12 +139,17 @@ async function startServer(extraArgs = [], env = {}) {
     cleanup();
   };
   // The Go SDK takes localhost + 8902 for a Cosmos endpoint (docs/protocol.md
-  // 13.x); stay clear of it, however unlikely the draw.
-  if (port === 8902) {
+  // 13.x), and the others take localhost:10002 for Azurite; stay clear of
+  // both, however unlikely the draw.
+  if (port === 8902 || port === 10002) {
     await stop();
     return startServer(extraArgs, env);
   }
-  return { ...parseConnectionString(started.connectionString), port, external: false, stop, location };
+  let cs = started.connectionString;
+  // Under the profile the SDK is in its Cosmos mode: localhost, as
+  // docs/cosmos.md says.
+  if (cosmos) cs = cs.replace("://127.0.0.1:", "://localhost:");
+  return { ...parseConnectionString(cs), port, external: false, stop, location };
 }
 
 // target is the endpoint this test file runs against.
@@ -184,6 +204,7 @@ async function rawRequest(tg, method, pathAndQuery, { headers = {}, body, sign: 
 }
 
 module.exports = {
+  cosmos,
   parseConnectionString,
   startServer,
   target,

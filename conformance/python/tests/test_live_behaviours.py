@@ -12,8 +12,15 @@ from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.data.tables import TableAnalyticsLogging, TableClient, TableServiceClient
 from azure.data.tables._models import LocationMode  # not exported by 12.7.0
 
-from conftest import table_name
+from conftest import COSMOS, table_name
 from helpers import expect_error
+
+
+# A table URL given where the account's goes makes Create Table an entity
+# operation on a missing table: on Cosmos DB not in the evidence; the profile
+# answers as to every entity operation on a missing table, 404
+# ResourceNotFound "The specified resource does not exist." (docs/cosmos.md).
+MISSING_TABLE = "specified resource does not exist" if COSMOS else "table specified does not exist"
 
 
 def credential(server):
@@ -30,7 +37,9 @@ def test_table_name_errors(server, name):
             lambda: client.create_entity({"PartitionKey": "foo", "RowKey": "bar"}),
             lambda: client.upsert_entity({"PartitionKey": "foo", "RowKey": "foo"}),
             lambda: client.delete_entity("PK", "RK"),
-            client.get_table_access_policy,
+            # Table ACLs: 405 MethodNotAllowed on Cosmos DB, whatever the
+            # name (docs/cosmos.md), so not this case there.
+            *([] if COSMOS else [client.get_table_access_policy]),
             lambda: client.submit_transaction([("upsert", {"PartitionKey": "A", "RowKey": "B"})]),
         ]
         for call in calls:
@@ -47,16 +56,21 @@ def test_client_with_url_ends_with_table_name(server):
     with TableClient(invalid_url, name, credential=credential(server)) as tc:
         with pytest.raises(ResourceNotFoundError) as exc:
             tc.create_table()
-        assert "table specified does not exist" in str(exc.value)
+        assert MISSING_TABLE in str(exc.value)
         with TableClient(server.endpoint, name, credential=credential(server)) as valid:
             valid.create_table()
             try:
                 with pytest.raises(HttpResponseError) as exc:
                     tc.create_table()
-                assert "values are not specified" in str(exc.value)
+                # Cosmos DB: "PartitionKey/RowKey cannot be empty"
+                # (test_insert_entity_missing_pk; docs/cosmos.md).
+                assert ("PartitionKey/RowKey cannot be empty" if COSMOS else "values are not specified") in str(exc.value)
                 with pytest.raises(HttpResponseError) as exc:
                     tc.delete_table()
-                assert "URI does not match number of key properties for the resource" in str(exc.value)
+                # Cosmos DB: not in the evidence; the profile gives its
+                # sentence for a refused input (docs/cosmos.md).
+                want = "One of the input values is invalid." if COSMOS else "URI does not match number of key properties for the resource"
+                assert want in str(exc.value)
             finally:
                 valid.delete_table()
 
@@ -74,7 +88,7 @@ def test_service_client_with_url_ends_with_table_name(server):
     with TableServiceClient(invalid_url, credential=credential(server)) as tsc:
         with pytest.raises(ResourceNotFoundError) as exc:
             tsc.create_table(name)
-        assert "table specified does not exist" in str(exc.value)
+        assert MISSING_TABLE in str(exc.value)
         with expect_error(HttpResponseError, 400, "InvalidQueryParameterValue") as exc:
             tsc.set_service_properties(analytics_logging=TableAnalyticsLogging(write=True))
         assert sentence in str(exc.value)
@@ -128,7 +142,9 @@ def test_encoder_complex_keys(table):
         table.create_entity({"PartitionKey": pk, "RowKey": rk, "Value": 1})
     assert ex.value.status_code == 400
     assert ex.value.response.headers["x-ms-error-code"] == "InvalidInput"
-    assert "One of the request inputs is not valid." in str(ex.value)
+    # Cosmos DB's sentence: "One of the input values is invalid." (the same
+    # recording; docs/cosmos.md, "Error bodies").
+    assert ("One of the input values is invalid." if COSMOS else "One of the request inputs is not valid.") in str(ex.value)
     assert list(table.list_entities()) == []
     table.upsert_entity({"PartitionKey": pk, "RowKey": rk, "Value": 1})
     (got,) = list(table.list_entities())

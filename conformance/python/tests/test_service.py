@@ -15,6 +15,7 @@ from azure.data.tables import (
     TableServiceClient,
 )
 
+from conftest import COSMOS
 from helpers import expect_error
 
 
@@ -31,8 +32,18 @@ def preflight(endpoint, origin, method, headers=None):
         return e.code, e.headers
 
 
+# Cosmos DB refuses every Set Service Properties: 405 MethodNotAllowed
+# (test_too_many_cors_rules, test_retention_too_long; docs/cosmos.md), and
+# Get too (not in the evidence; the FAQ lists it as unsupported).
 def test_service_properties_with_cors(own_server):
     with TableServiceClient.from_connection_string(own_server.connection_string) as svc:
+        if COSMOS:
+            for cors in ([TableCorsRule(["https://a.example"], ["GET"])] * 6, []):
+                with expect_error(HttpResponseError, 405, "MethodNotAllowed"):
+                    svc.set_service_properties(cors=cors)
+            with expect_error(HttpResponseError, 405, "MethodNotAllowed"):
+                svc.get_service_properties()
+            return
         props = svc.get_service_properties()
         assert set(props) == {"analytics_logging", "hour_metrics", "minute_metrics", "cors"}
         assert props["cors"] == []
@@ -95,6 +106,9 @@ def test_service_properties_with_cors(own_server):
         assert status == 403
 
 
+# Cosmos DB serves no service properties, statistics or table ACLs (its
+# FAQ); tableemu's profile refuses them as Cosmos DB refuses Set Service
+# Properties, 405 MethodNotAllowed (docs/cosmos.md, "What Cosmos DB refuses").
 def test_service_stats_on_secondary(service, server):
     # The SDK sends get_service_stats to the secondary endpoint, the account
     # name with -secondary (docs/protocol.md 1.1, 3.6). With a path-style
@@ -102,6 +116,10 @@ def test_service_stats_on_secondary(service, server):
     # /devstoreaccount1-secondary/devstoreaccount1/?restype=service&comp=stats,
     # which tableemu serves as Azurite does.
     assert service._secondary_hostname.endswith(f"/{server.account}-secondary")
+    if COSMOS:
+        with expect_error(HttpResponseError, 405, "MethodNotAllowed"):
+            service.get_service_stats()
+        return
     stats = service.get_service_stats()
     geo = stats["geo_replication"]
     assert geo["status"] == "live"
@@ -113,7 +131,8 @@ def test_service_stats_on_primary_is_refused(server):
     # 400 InvalidQueryParameterValue, as from Azurite.
     host = server.endpoint.split("://", 1)[1].split("/", 1)[0]
     with TableServiceClient.from_connection_string(server.connection_string, secondary_hostname=host) as svc:
-        with expect_error(HttpResponseError, 400, "InvalidQueryParameterValue"):
+        # Cosmos DB: 405, as above.
+        with expect_error(HttpResponseError, *((405, "MethodNotAllowed") if COSMOS else (400, "InvalidQueryParameterValue"))):
             svc.get_service_stats()
 
 

@@ -6,7 +6,7 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 from azure.data.tables import TableClient
 
 from conftest import table_name
-from helpers import expect_error, response_code
+from helpers import TABLE_NOT_FOUND, expect_error, response_code
 
 
 def names(tables):
@@ -64,9 +64,9 @@ def test_table_client_create_and_delete(server):
     # TableClient.delete_table on a missing table succeeds: the SDK
     # swallows the service's 404 ResourceNotFound.
     client.delete_table()
-    with expect_error(ResourceNotFoundError, 404, "TableNotFound", decoded=False):
+    with expect_error(ResourceNotFoundError, 404, TABLE_NOT_FOUND, decoded=False):
         client.create_entity({"PartitionKey": "p", "RowKey": "r"})
-    with expect_error(ResourceNotFoundError, 404, "TableNotFound"):
+    with expect_error(ResourceNotFoundError, 404, TABLE_NOT_FOUND):
         client.get_entity("p", "r")
 
 

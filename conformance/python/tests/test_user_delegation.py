@@ -27,8 +27,13 @@ from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
 from azure.core.rest import HttpRequest
 from azure.data.tables import TableClient, TableServiceClient
 
-from conftest import start_server, table_name
-from helpers import expect_error
+from conftest import COSMOS, start_server, table_name
+from helpers import PERMISSION, expect_error
+
+# User delegation keys and SAS are Table storage's (Microsoft Entra ID
+# through Blob's Get User Delegation Key); Cosmos DB for Table has neither,
+# and what it answers is not in the evidence (docs/cosmos.md).
+pytestmark = pytest.mark.skipif(COSMOS, reason="user delegation SAS: a Table storage feature, not Cosmos DB's")
 
 OID = "62c18f92-db7d-44d1-be01-46057bcaf9e2"
 TID = "72f988bf-86f1-41af-91ab-2d7cd011db47"
@@ -150,7 +155,7 @@ def test_user_delegation_sas(tls_server):
             ro = TableClient(tls_server.endpoint, name, credential=AzureSasCredential(
                 user_delegation_sas(tls_server.account, name, "r", key, start, expiry)))
             assert ro.get_entity("pk", "rk1")["Value"] == "test_value"
-            with expect_error(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+            with expect_error(HttpResponseError, 403, PERMISSION):
                 ro.upsert_entity({"PartitionKey": "pk", "RowKey": "rk3"})
             ranged = TableClient(tls_server.endpoint, name, credential=AzureSasCredential(
                 user_delegation_sas(tls_server.account, name, "raud", key, start, expiry, spk="a", epk="m")))

@@ -17,8 +17,15 @@ export interface StartOptions {
   args?: string[];
   /** Pass --silent (no access log). Default true. */
   silent?: boolean;
-  /** Extra environment for the server, for example { AZURITE_ACCOUNTS: "acct:a2V5" }. */
+  /** Extra environment for the server, for example { AZURITE_ACCOUNTS: "acct:a2V5" }. TABLEEMU_PROFILE
+   * here, or in this process's environment, chooses the profile when the `profile` option does not. */
   env?: Record<string, string>;
+  /** The service tableemu answers as (--profile): "storage", Azure Table storage (the default), or
+   * "cosmos", Azure Cosmos DB for Table (docs/cosmos.md). Default: $TABLEEMU_PROFILE, else "storage".
+   * Under "cosmos" the endpoint and connection string name `localhost`, and the account, unless
+   * AZURITE_ACCOUNTS is set, is "devcosmosaccount1" (the development key): what puts
+   * @azure/data-tables in its Cosmos mode. The port is still a free one unless `port` is given. */
+  profile?: "storage" | "cosmos";
   /** Milliseconds to wait for the readiness line. Default 30000. */
   timeout?: number;
   /** The binary to run. Default: $TABLEEMU_BINARY, else the one in this platform's @tableemu package. */
@@ -41,13 +48,16 @@ export interface Exit {
 export interface Emulator {
   /** http://127.0.0.1:PORT */
   url: string;
-  /** The first account's table endpoint, http://127.0.0.1:PORT/devstoreaccount1 */
+  /** The first account's table endpoint, http://127.0.0.1:PORT/devstoreaccount1
+   * (under the cosmos profile http://localhost:PORT/devcosmosaccount1). */
   endpoint: string;
   /** The first account's connection string, for TableClient.fromConnectionString. */
   connectionString: string;
   accountName: string;
   accountKey: string;
   port: number;
+  /** The service the server answers as, read from its first line: "storage" or "cosmos". */
+  profile: "storage" | "cosmos";
   /** The server's process. */
   process: ChildProcess;
   /** SIGTERM, then wait for the exit (SIGKILL after `graceMs`, default 10000). Exit code 0 is a clean stop. */

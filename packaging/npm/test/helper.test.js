@@ -143,6 +143,56 @@ test("setup/teardown: the connection string in the environment, restored after",
   else process.env.AZURE_TABLES_CONNECTION_STRING = before;
 });
 
+// docs/cosmos.md: under the cosmos profile the helper hands out what puts
+// @azure/data-tables in its Cosmos mode (localhost, an account other than
+// devstoreaccount1), which then merges with POST + X-HTTP-Method: MERGE.
+test("profile cosmos: the server answers as Cosmos DB, the SDK is in its Cosmos mode", async () => {
+  const { TableClient, TableServiceClient } = require("@azure/data-tables");
+  const emu = await tableemu.start({ profile: "cosmos" });
+  try {
+    assert.equal(emu.profile, "cosmos");
+    assert.notEqual(emu.port, 8902, "a free port, as without the profile");
+    assert.equal(emu.accountName, "devcosmosaccount1");
+    assert.equal(emu.endpoint, `http://localhost:${emu.port}/devcosmosaccount1`);
+    assert.match(emu.connectionString, new RegExp(`;TableEndpoint=http://localhost:${emu.port}/devcosmosaccount1;$`));
+    const sent = [];
+    const seen = [];
+    const opts = { allowInsecureConnection: true };
+    const name = "cosmos" + process.pid;
+    await TableServiceClient.fromConnectionString(emu.connectionString, opts).createTable(name);
+    const client = TableClient.fromConnectionString(emu.connectionString, name, opts);
+    client.pipeline.addPolicy({ name: "recorder", sendRequest: (req, next) => (sent.push([req.method, req.headers.get("X-HTTP-Method")]), next(req)) });
+    await client.createEntity({ partitionKey: "p", rowKey: "r", A: 1 });
+    await client.updateEntity({ partitionKey: "p", rowKey: "r", B: 2 }, "Merge", { onResponse: (r) => seen.push(r) });
+    assert.deepEqual(sent.at(-1), ["POST", "MERGE"], "the SDK merges as it does with Cosmos DB");
+    assert.equal(seen[0].headers.get("x-ms-version"), undefined, "Cosmos DB sends no x-ms-version");
+    const e = await client.getEntity("p", "r");
+    assert.deepEqual([e.A, e.B], [1, 2]);
+    // Isolation works on that account too.
+    assert.equal((await emu.reset()).tablesDeleted, 1);
+  } finally {
+    await emu.stop();
+  }
+});
+
+test("profile: TABLEEMU_PROFILE passes through; the option wins; AZURITE_ACCOUNTS is kept", async () => {
+  const viaEnv = await tableemu.start({ env: { TABLEEMU_PROFILE: "cosmos", AZURITE_ACCOUNTS: `mine:${Buffer.from("k").toString("base64")}` } });
+  try {
+    assert.equal(viaEnv.profile, "cosmos");
+    assert.equal(viaEnv.endpoint, `http://localhost:${viaEnv.port}/mine`);
+  } finally {
+    await viaEnv.stop();
+  }
+  const storage = await tableemu.start({ profile: "storage", env: { TABLEEMU_PROFILE: "cosmos" } });
+  try {
+    assert.equal(storage.profile, "storage");
+    assert.equal(storage.endpoint, `http://127.0.0.1:${storage.port}/devstoreaccount1`);
+  } finally {
+    await storage.stop();
+  }
+  await assert.rejects(tableemu.start({ profile: "table" }), /--profile "table": want storage/);
+});
+
 test("reset, snapshot, restore: on the server object and, for setup(), through the environment", async () => {
   const { TableClient, TableServiceClient } = require("@azure/data-tables");
   const emu = await tableemu.start();

@@ -277,6 +277,11 @@ def _refusal(
 # A line tableemu prints: an RFC 3339 UTC time, a space, the message.
 _LINE = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z (.*)$")
 _READY = "Azurite Table service is successfully listening at "
+# The first line says which service it answers as (cmd/tableemu: "tableemu
+# serves Azure Cosmos DB for Table (--profile cosmos) from ...").
+_SERVES_COSMOS = "tableemu serves Azure Cosmos DB for Table "
+# The loopback address tableemu prints in an endpoint.
+_LOOPBACK = re.compile(r"://(?:127\.0\.0\.1|\[::1\]):")
 
 
 def _stop_process(proc: "subprocess.Popen[bytes]", grace: float) -> Optional[int]:
@@ -298,9 +303,18 @@ class Server(Connection):
     ``Server(...).start()``); use it as a context manager, or call
     :meth:`stop`. Until it stops, two threads read its stdout and stderr so
     that it never blocks on a full pipe; the last lines are kept in
-    :attr:`output` for error messages."""
+    :attr:`output` for error messages.
+
+    :attr:`profile` is the service it answers as, from the first line it
+    prints: ``"storage"`` or ``"cosmos"`` (``--profile cosmos``, or
+    TABLEEMU_PROFILE=cosmos in its environment; docs/cosmos.md). Under
+    ``"cosmos"`` the connection strings and endpoint name ``localhost``
+    where tableemu prints 127.0.0.1: azure-data-tables takes ``localhost`` on
+    any port but 10002 for Cosmos DB (its ``_is_cosmos_endpoint``) and then
+    sends requests as it does to Cosmos DB."""
 
     process: "Optional[subprocess.Popen[bytes]]"
+    profile: str
 
     def __init__(
         self,
@@ -312,6 +326,7 @@ class Server(Connection):
         binary: Optional[str] = None,
         env: Optional[Dict[str, str]] = None,
         timeout: float = 30.0,
+        profile: Optional[str] = None,
     ) -> None:
         self.binary = binary or binary_path()
         cmd = [self.binary, "--tableHost", host, "--tablePort", str(port)]
@@ -320,11 +335,15 @@ class Server(Connection):
         cmd += ["--location", location] if location else ["--inMemoryPersistence"]
         if not access_log:
             cmd.append("--silent")
+        # None: the environment's TABLEEMU_PROFILE, if any, reaches the server.
+        if profile is not None:
+            cmd += ["--profile", profile]
         cmd += list(args)
         self.args = cmd
         self.env = env
         self.timeout = timeout
         self.process = None
+        self.profile = "storage"
         self.output: Deque[str] = deque(maxlen=200)
         self.connection_strings: List[str] = []
         self._errors: Deque[str] = deque(maxlen=20)
@@ -385,8 +404,13 @@ class Server(Connection):
                 continue
             if self._ready.is_set():
                 continue  # the access log: read only so that the pipe never fills
-            if msg.startswith("connection string "):
-                self.connection_strings.append(msg[len("connection string ") :])
+            if msg.startswith(_SERVES_COSMOS):
+                self.profile = "cosmos"
+            elif msg.startswith("connection string "):
+                cs = msg[len("connection string ") :]
+                if self.profile == "cosmos":
+                    cs = _LOOPBACK.sub("://localhost:", cs)
+                self.connection_strings.append(cs)
             elif msg.startswith(_READY):
                 if not self.connection_strings:
                     self._errors.append("no connection string line before the ready line")
@@ -458,12 +482,16 @@ def start(
     binary: Optional[str] = None,
     env: Optional[Dict[str, str]] = None,
     timeout: float = 30.0,
+    profile: Optional[str] = None,
 ) -> Server:
     """Start tableemu and return once it accepts connections.
 
     By default the data is in memory (``location=DIR`` keeps it in
     DIR/tableemu.sqlite) and the port is a free one on 127.0.0.1; ``args``
     are more tableemu flags (``"--loose"``, ``"--skipApiVersionCheck"``).
+    ``profile="cosmos"`` answers as Azure Cosmos DB for Table (docs/cosmos.md),
+    with the connection string on ``localhost`` (see :class:`Server`); by
+    default TABLEEMU_PROFILE in the environment chooses, else storage.
     Raises :class:`TableemuError` with the server's error line when it
     exits before it is ready or is not ready within ``timeout`` seconds."""
     return Server(
@@ -475,6 +503,7 @@ def start(
         binary=binary,
         env=env,
         timeout=timeout,
+        profile=profile,
     ).start()
 
 

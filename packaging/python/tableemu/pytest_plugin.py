@@ -24,6 +24,14 @@ entry point as soon as the package is installed:
     ``tableemu.load("fixtures/")`` in a session fixture, then
     ``snapshot``, and ``restore`` before each test.
 
+``--tableemu-profile cosmos`` on the command line, ``tableemu_profile =
+cosmos`` in the ini file, or TABLEEMU_PROFILE=cosmos in the environment
+(which the server inherits) starts the session's server under the cosmos
+profile: it answers as Azure Cosmos DB for Table, and its connection string
+names ``localhost``, which puts azure-data-tables in its Cosmos mode
+(docs/cosmos.md). The option wins over the ini file, which wins over the
+environment.
+
 The plugin needs only the standard library; azure-data-tables is imported
 by ``tableemu_table`` alone, when a test asks for it. Under pytest-xdist
 each worker is a session of its own, so each starts its own server.
@@ -34,7 +42,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from typing import Iterator, Union
+from typing import Iterator, Optional, Union
 
 import pytest
 
@@ -45,7 +53,7 @@ ENV_CONNECTION_STRING = "TABLEEMU_TEST_CONNECTION_STRING"
 
 
 @pytest.fixture(scope="session")
-def tableemu() -> Iterator[Union[_tableemu.Server, _tableemu.Connection]]:
+def tableemu(pytestconfig) -> Iterator[Union[_tableemu.Server, _tableemu.Connection]]:
     given = os.environ.get(ENV_CONNECTION_STRING)
     if given:
         try:
@@ -55,7 +63,7 @@ def tableemu() -> Iterator[Union[_tableemu.Server, _tableemu.Connection]]:
         yield conn
         return
     try:
-        server = _tableemu.start()
+        server = _tableemu.start(profile=_profile(pytestconfig))
     except (FileNotFoundError, _tableemu.TableemuError) as e:
         pytest.fail(f"the tableemu fixture could not start tableemu: {e}", pytrace=False)
     try:
@@ -79,6 +87,26 @@ def pytest_addoption(parser):
         help="reset the tableemu account before every test (the tableemu_clean fixture for all)",
     )
     parser.addini("tableemu_clean", "reset the tableemu account before every test", type="bool", default=False)
+    parser.addoption(
+        "--tableemu-profile",
+        choices=("storage", "cosmos"),
+        default=None,
+        help="the service the tableemu fixture's server answers as: storage (Azure Table storage) or "
+        "cosmos (Azure Cosmos DB for Table); default: the ini's tableemu_profile, else TABLEEMU_PROFILE, else storage",
+    )
+    parser.addini("tableemu_profile", "the service the tableemu fixture's server answers as: storage or cosmos", default="")
+
+
+def _profile(config) -> Optional[str]:
+    """The profile to pass as --profile, or None: then TABLEEMU_PROFILE in
+    the environment, which the server inherits, chooses."""
+    opt = config.getoption("--tableemu-profile")
+    if opt:
+        return opt
+    ini = str(config.getini("tableemu_profile")).strip()
+    if ini and ini not in ("storage", "cosmos"):
+        raise pytest.UsageError(f"tableemu_profile = {ini}: want storage or cosmos")
+    return ini or None
 
 
 def _clean_all(config) -> bool:
@@ -139,4 +167,5 @@ def pytest_report_header(config) -> str:
         where = _tableemu.binary_path()
     except FileNotFoundError as e:
         where = f"no binary ({e})"
-    return f"tableemu {_tableemu.__version__}: {where}"
+    profile = _profile(config) or os.environ.get("TABLEEMU_PROFILE", "").strip()
+    return f"tableemu {_tableemu.__version__}: {where}" + (f" (--profile {profile})" if profile else "")

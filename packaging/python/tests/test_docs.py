@@ -69,7 +69,7 @@ def write_files(dir):
 def test_readme_has_the_snippets():
     langs = [lang for lang, _ in blocks()]
     assert langs.count("sh") >= 3 and langs.count("text") == 1
-    assert {"start_server.py", "test_orders.py", "test_people.py"} <= set(python_files())
+    assert {"start_server.py", "cosmos_server.py", "test_orders.py", "test_people.py"} <= set(python_files())
     assert list(fixture_files()) == ["fixtures/people.jsonl"]
 
 

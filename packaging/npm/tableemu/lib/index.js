@@ -10,6 +10,16 @@
 // accepts connections — and resolves after the readiness line. It keeps
 // reading both pipes after that, so the server never blocks on a full
 // pipe, however much it logs.
+//
+// Under the cosmos profile (the profile option, or TABLEEMU_PROFILE in the
+// server's environment; docs/cosmos.md) the endpoint and connection string
+// it resolves with put @azure/data-tables in its Cosmos mode: its
+// isCosmosEndpoint takes a URL on host `localhost` for Cosmos DB, unless the
+// path starts with /devstoreaccount1 or the host contains the first account
+// of AZURITE_ACCOUNTS. So they name `localhost` where tableemu prints
+// 127.0.0.1, and, unless AZURITE_ACCOUNTS is given, the server gets the
+// account COSMOS_ACCOUNT (with the development account's key) instead of
+// devstoreaccount1.
 
 const { spawn } = require("node:child_process");
 const readline = require("node:readline");
@@ -18,6 +28,14 @@ const { load } = require("./load.js");
 const { DEFAULT_ENV, connectionOf, parseConnectionString, send, toolURL } = require("./request.js");
 
 const READY = "Azurite Table service is successfully listening at ";
+// The first line tableemu prints says which service it answers as
+// (cmd/tableemu: "tableemu serves Azure Cosmos DB for Table (--profile
+// cosmos) from ...").
+const SERVES_COSMOS = "tableemu serves Azure Cosmos DB for Table ";
+// The account under the cosmos profile (see above), and the development
+// account's well-known key, which it shares.
+const COSMOS_ACCOUNT = "devcosmosaccount1";
+const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 // tableemu's log lines start with an RFC 3339 UTC time; usage errors
 // ("tableemu: ...") do not.
 const STAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z /;
@@ -45,7 +63,24 @@ function argsFor(o) {
   // which wins (memory) in a warning.
   if (o.inMemory ?? o.location === undefined) args.push("--inMemoryPersistence");
   if (o.silent !== false) args.push("--silent");
+  if (o.profile !== undefined) args.push("--profile", o.profile);
   return args.concat(o.args ?? []);
+}
+
+// serverEnv is the server's environment: this process's, options.env over
+// it, and under the cosmos profile an account the SDK's Cosmos mode accepts
+// (see the top of this file).
+function serverEnv(options) {
+  const env = { ...process.env, ...options.env };
+  const profile = options.profile ?? env.TABLEEMU_PROFILE?.trim();
+  if (profile === "cosmos" && !env.AZURITE_ACCOUNTS) env.AZURITE_ACCOUNTS = `${COSMOS_ACCOUNT}:${DEV_KEY}`;
+  return env;
+}
+
+// forCosmos names localhost where tableemu printed a loopback address, in
+// an endpoint or a connection string.
+function forCosmos(s) {
+  return s?.replace(/:\/\/(?:127\.0\.0\.1|\[::1\]):/g, "://localhost:");
 }
 
 function start(options = {}) {
@@ -65,7 +100,7 @@ function start(options = {}) {
   }
   const child = spawn(bin, argsFor(options), {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...options.env },
+    env: serverEnv(options),
     windowsHide: true,
   });
   track(child);
@@ -82,7 +117,7 @@ function start(options = {}) {
   return new Promise((resolve, reject) => {
     let ready = false;
     let lastError = "";
-    const found = { endpoint: undefined, connectionString: undefined };
+    const found = { endpoint: undefined, connectionString: undefined, cosmos: false };
 
     const fail = (message) => {
       clearTimeout(timer);
@@ -108,7 +143,9 @@ function start(options = {}) {
           lastError = text;
           return onLine(line, name);
         }
-        if (text.startsWith("endpoint ") && !found.endpoint) {
+        if (text.startsWith(SERVES_COSMOS)) {
+          found.cosmos = true;
+        } else if (text.startsWith("endpoint ") && !found.endpoint) {
           found.endpoint = text.slice("endpoint ".length);
         } else if (text.startsWith("connection string ") && !found.connectionString) {
           found.connectionString = text.slice("connection string ".length);
@@ -145,15 +182,16 @@ function start(options = {}) {
 
 // handle builds what start() resolves to.
 function handle(child, exited, found, listening) {
-  const cs = found.connectionString ?? "";
+  const cs = (found.cosmos ? forCosmos(found.connectionString) : found.connectionString) ?? "";
   const kv = parseConnectionString(cs);
   const url = listening.split(" ")[0];
   const port = Number(new URL(url).port);
   let stopping;
   return {
     url,
-    endpoint: found.endpoint,
+    endpoint: found.cosmos ? forCosmos(found.endpoint) : found.endpoint,
     connectionString: cs,
+    profile: found.cosmos ? "cosmos" : "storage",
     accountName: kv.AccountName,
     accountKey: kv.AccountKey,
     port,

@@ -9,7 +9,10 @@ async function main(): Promise<void> {
   await tableemu.restore("fixtures", { connectionString: emu.connectionString });
   const { entities: loaded } = await tableemu.load("fixtures", { connectionString: emu.connectionString });
   await emu.stop();
+  const cosmos = await tableemu.start({ profile: "cosmos" });
+  const profile: "storage" | "cosmos" = cosmos.profile;
+  await cosmos.stop();
   const path: string = tableemu.binaryPath();
-  void [cs, pid, path, entities, loaded];
+  void [cs, pid, profile, path, entities, loaded];
 }
 void main;

@@ -28,5 +28,9 @@ const loaded: LoadResult = await emu.load("fixtures", { mode: "merge" });
 const count: number = (await load("fixtures/orders.jsonl", { envName: "X", mode: "fail" })).tables[0].entities;
 // @ts-expect-error: the modes are replace, merge and fail
 await load("fixtures", { mode: "overwrite" });
-void [saved, back, removed, names, all, loaded, count];
+const cosmos: Emulator = await start({ profile: "cosmos" });
+const profile: "storage" | "cosmos" = cosmos.profile;
+// @ts-expect-error: the profiles are storage and cosmos
+await start({ profile: "table" });
+void [saved, back, removed, names, all, loaded, count, profile];
 export { url, port, exit };
