@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,8 +19,8 @@ func getProps(t *testing.T, c *aztables.Client, pk, rk string) (map[string]any, 
 	return m, resp.ETag
 }
 
-func TestInsertEntity(t *testing.T) {
-	c, name := shared.newNamedTable(t)
+func testInsertEntity(t *testing.T, tg *target) {
+	c, name := tg.newNamedTable(t)
 	e := map[string]any{"PartitionKey": "p", "RowKey": "r", "Name": "x", "N": 5}
 	resp, err := c.AddEntity(ctx(), marshal(t, e), nil)
 	must(t, err)
@@ -41,9 +42,9 @@ func TestInsertEntity(t *testing.T) {
 		wantCode(t, err, 409, "EntityAlreadyExists")
 	})
 	t.Run("missing table", func(t *testing.T) {
-		other := shared.service(t).NewClient(tableName())
+		other := tg.service(t).NewClient(tableName())
 		_, err := other.AddEntity(ctx(), marshal(t, e), nil)
-		wantCode(t, err, 404, "TableNotFound")
+		wantCode(t, err, 404, tg.tableNotFound())
 	})
 	t.Run("missing keys", func(t *testing.T) {
 		// The SDK replaces the server's error with its own after the
@@ -53,8 +54,19 @@ func TestInsertEntity(t *testing.T) {
 			t.Fatal("insert without RowKey succeeded")
 		}
 		for _, body := range []string{`{"PartitionKey":"p","Name":"x"}`, `{"RowKey":"p"}`, `{}`} {
-			r := shared.raw(t, "POST", "/"+name, nil, []byte(body))
+			r := tg.raw(t, "POST", "/"+name, nil, []byte(body))
 			wantRawCode(t, r, 400, "PropertiesNeedValue")
+		}
+	})
+	t.Run("empty PartitionKey", func(t *testing.T) {
+		// Table storage takes it; Cosmos DB refuses it, 400
+		// PropertiesNeedValue "PartitionKey/RowKey cannot be empty"
+		// (python-cosmos test_insert_entity_empty_string_pk).
+		r := tg.raw(t, "POST", "/"+name, map[string]string{"Prefer": "return-no-content"}, []byte(`{"PartitionKey":"","RowKey":"rk"}`))
+		if tg.cosmos {
+			wantRawCode(t, r, 400, "PropertiesNeedValue")
+		} else if r.StatusCode != 204 {
+			t.Fatalf("an empty PartitionKey: %d %s", r.StatusCode, r.body)
 		}
 	})
 	t.Run("client Timestamp ignored", func(t *testing.T) {
@@ -71,11 +83,13 @@ func TestInsertEntity(t *testing.T) {
 	})
 }
 
-func TestInsertEntityWire(t *testing.T) {
-	_, name := shared.newNamedTable(t)
+func TestInsertEntity(t *testing.T) { testInsertEntity(t, shared) }
+
+func testInsertEntityWire(t *testing.T, tg *target) {
+	_, name := tg.newNamedTable(t)
 	// Without Prefer the service answers 201 with the entity; odata.etag
 	// equals the ETag header, and Location names the entity (docs/protocol.md 0.1).
-	r := shared.raw(t, "POST", "/"+name, nil, []byte(`{"PartitionKey":"p","RowKey":"a b","X":1}`))
+	r := tg.raw(t, "POST", "/"+name, nil, []byte(`{"PartitionKey":"p","RowKey":"a b","X":1}`))
 	if r.StatusCode != 201 || r.Header.Get("Preference-Applied") != "" {
 		t.Fatalf("status %d, Preference-Applied %q: %s", r.StatusCode, r.Header.Get("Preference-Applied"), r.body)
 	}
@@ -86,26 +100,42 @@ func TestInsertEntityWire(t *testing.T) {
 	if !strings.HasSuffix(m["odata.metadata"].(string), "/$metadata#"+name+"/@Element") {
 		t.Fatalf("odata.metadata %v", m["odata.metadata"])
 	}
+	t.Run("odata.metadata", func(t *testing.T) {
+		// Cosmos DB names the table before $metadata too
+		// (python-cosmos test_insert_entity_dictionary).
+		want := "/" + tg.account + "/$metadata#" + name + "/@Element"
+		if tg.cosmos {
+			want = "/" + tg.account + "/" + name + "/$metadata#" + name + "/@Element"
+		}
+		if !strings.HasSuffix(m["odata.metadata"].(string), want) {
+			t.Fatalf("odata.metadata %v, want …%s", m["odata.metadata"], want)
+		}
+	})
 	if loc := r.Header.Get("Location"); !strings.Contains(loc, "/"+name+"(PartitionKey='p',RowKey='a") {
 		t.Fatalf("Location %q", loc)
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json;odata=minimalmetadata;streaming=true;charset=utf-8" {
+	if ct := r.Header.Get("Content-Type"); ct != tg.jsonContentType("minimalmetadata") {
 		t.Fatalf("Content-Type %q", ct)
 	}
 
-	r = shared.raw(t, "POST", "/"+name, map[string]string{"Prefer": "return-no-content"}, []byte(`{"PartitionKey":"p","RowKey":"2"}`))
+	// Cosmos DB sends no DataServiceId, and Content-Type
+	// application/json on the 204 (net-cosmos TableQueryableWithInvalidQuery).
+	r = tg.raw(t, "POST", "/"+name, map[string]string{"Prefer": "return-no-content"}, []byte(`{"PartitionKey":"p","RowKey":"2"}`))
 	if r.StatusCode != 204 || r.Header.Get("Preference-Applied") != "return-no-content" ||
-		r.Header.Get("ETag") == "" || r.Header.Get("DataServiceId") == "" || len(r.body) != 0 {
+		r.Header.Get("ETag") == "" || (r.Header.Get("DataServiceId") == "") != tg.cosmos || len(r.body) != 0 ||
+		tg.cosmos && r.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d headers %v body %q", r.StatusCode, r.Header, r.body)
 	}
-	r = shared.raw(t, "POST", "/"+name, map[string]string{"Prefer": "return-content"}, []byte(`{"PartitionKey":"p","RowKey":"3"}`))
+	r = tg.raw(t, "POST", "/"+name, map[string]string{"Prefer": "return-content"}, []byte(`{"PartitionKey":"p","RowKey":"3"}`))
 	if r.StatusCode != 201 || r.Header.Get("Preference-Applied") != "return-content" {
 		t.Fatalf("status %d headers %v", r.StatusCode, r.Header)
 	}
 }
 
-func TestGetEntity(t *testing.T) {
-	c, name := shared.newNamedTable(t)
+func TestInsertEntityWire(t *testing.T) { testInsertEntityWire(t, shared) }
+
+func testGetEntity(t *testing.T, tg *target) {
+	c, name := tg.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "A": 1, "B": "b"}), nil)
 	must(t, err)
 	_, err = c.GetEntity(ctx(), "p", "nope", nil)
@@ -113,7 +143,7 @@ func TestGetEntity(t *testing.T) {
 
 	// $select returns only the listed properties (plus odata.etag); a
 	// listed property the entity lacks comes back as null (docs/protocol.md 6.4).
-	r := shared.raw(t, "GET", entityPath(name, "p", "r")+"?$select=B,Missing", nil, nil)
+	r := tg.raw(t, "GET", entityPath(name, "p", "r")+"?$select=B,Missing", nil, nil)
 	m := jsonBody(t, r)
 	if _, ok := m["A"]; ok || m["B"] != "b" || m["Missing"] != nil || m["odata.etag"] == nil {
 		t.Fatalf("select body %s", r.body)
@@ -124,13 +154,23 @@ func TestGetEntity(t *testing.T) {
 	if _, ok := m["PartitionKey"]; ok {
 		t.Fatalf("unselected PartitionKey returned: %s", r.body)
 	}
-	if !strings.HasSuffix(m["odata.metadata"].(string), "/@Element&$select=B,Missing") {
-		t.Fatalf("odata.metadata %v", m["odata.metadata"])
-	}
+	t.Run("odata.metadata", func(t *testing.T) {
+		// Cosmos DB names the table before $metadata, and not the
+		// $select (python-cosmos test_get_entity_with_select).
+		want := "/" + tg.account + "/$metadata#" + name + "/@Element&$select=B,Missing"
+		if tg.cosmos {
+			want = "/" + tg.account + "/" + name + "/$metadata#" + name + "/@Element"
+		}
+		if !strings.HasSuffix(m["odata.metadata"].(string), want) {
+			t.Fatalf("odata.metadata %v, want …%s", m["odata.metadata"], want)
+		}
+	})
 }
 
-func TestUpdateEntity(t *testing.T) {
-	c := shared.newTable(t)
+func TestGetEntity(t *testing.T) { testGetEntity(t, shared) }
+
+func testUpdateEntity(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	resp, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "A": 1, "B": "b"}), nil)
 	must(t, err)
 	first := resp.ETag
@@ -173,16 +213,18 @@ func TestUpdateEntity(t *testing.T) {
 		}
 	})
 	t.Run("missing table", func(t *testing.T) {
-		other := shared.service(t).NewClient(tableName())
+		other := tg.service(t).NewClient(tableName())
 		_, err := other.UpdateEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil)
-		wantCode(t, err, 404, "TableNotFound")
+		wantCode(t, err, 404, tg.tableNotFound())
 	})
 }
 
-func TestMergeVerbs(t *testing.T) {
+func TestUpdateEntity(t *testing.T) { testUpdateEntity(t, shared) }
+
+func testMergeVerbs(t *testing.T, tg *target) {
 	// Merge arrives as MERGE (documented), PATCH (Go SDK) or POST with
 	// X-HTTP-Method: MERGE (the SDKs in their Cosmos mode) (docs/protocol.md 1.2).
-	c, name := shared.newNamedTable(t)
+	c, name := tg.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "Keep": 1}), nil)
 	must(t, err)
 	for i, v := range []struct{ method, xmethod string }{{"MERGE", ""}, {"PATCH", ""}, {"POST", "MERGE"}} {
@@ -191,7 +233,7 @@ func TestMergeVerbs(t *testing.T) {
 		if v.xmethod != "" {
 			hdr["X-HTTP-Method"] = v.xmethod
 		}
-		r := shared.raw(t, v.method, entityPath(name, "p", "r"), hdr, []byte(`{"`+prop+`":true}`))
+		r := tg.raw(t, v.method, entityPath(name, "p", "r"), hdr, []byte(`{"`+prop+`":true}`))
 		if r.StatusCode != 204 || r.Header.Get("ETag") == "" {
 			t.Fatalf("%s: status %d: %s", v.method, r.StatusCode, r.body)
 		}
@@ -204,21 +246,23 @@ func TestMergeVerbs(t *testing.T) {
 	// how the SDKs in their Cosmos mode (a localhost endpoint on a port
 	// other than 10002, docs/cosmos.md) upsert with merge. Without
 	// --profile cosmos tableemu takes it too (issue 41).
-	r := shared.raw(t, "POST", entityPath(name, "p", "new"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{"Up":true}`))
+	r := tg.raw(t, "POST", entityPath(name, "p", "new"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{"Up":true}`))
 	if r.StatusCode != 204 || r.Header.Get("ETag") == "" {
 		t.Fatalf("POST X-HTTP-Method MERGE without If-Match: status %d: %s", r.StatusCode, r.body)
 	}
 	if m, _ := getProps(t, c, "p", "new"); m["Up"] != true {
 		t.Fatalf("after the upsert %v", m)
 	}
-	r = shared.raw(t, "PUT", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{}`))
+	r = tg.raw(t, "PUT", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "MERGE"}, []byte(`{}`))
 	wantRawCode(t, r, 400, "XMethodNotUsingPost")
-	r = shared.raw(t, "POST", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "FROB"}, []byte(`{}`))
+	r = tg.raw(t, "POST", entityPath(name, "p", "r"), map[string]string{"X-HTTP-Method": "FROB"}, []byte(`{}`))
 	wantRawCode(t, r, 400, "XMethodIncorrectValue")
 }
 
-func TestUpsertEntity(t *testing.T) {
-	c := shared.newTable(t)
+func TestMergeVerbs(t *testing.T) { testMergeVerbs(t, shared) }
+
+func testUpsertEntity(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	// Upserts send no If-Match: they create a missing entity...
 	for _, mode := range []aztables.UpdateMode{aztables.UpdateModeReplace, aztables.UpdateModeMerge} {
 		rk := "r" + string(mode)
@@ -235,8 +279,10 @@ func TestUpsertEntity(t *testing.T) {
 	}
 }
 
-func TestDeleteEntity(t *testing.T) {
-	c, name := shared.newNamedTable(t)
+func TestUpsertEntity(t *testing.T) { testUpsertEntity(t, shared) }
+
+func testDeleteEntity(t *testing.T, tg *target) {
+	c, name := tg.newNamedTable(t)
 	resp, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil)
 	must(t, err)
 	_, err = c.UpdateEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "V": 2}), nil)
@@ -249,24 +295,26 @@ func TestDeleteEntity(t *testing.T) {
 	must(t, err)
 	_, err = c.DeleteEntity(ctx(), "p", "r", nil)
 	wantCode(t, err, 404, "ResourceNotFound")
-	other := shared.service(t).NewClient(tableName())
+	other := tg.service(t).NewClient(tableName())
 	_, err = other.DeleteEntity(ctx(), "p", "r", nil)
-	wantCode(t, err, 404, "TableNotFound")
+	wantCode(t, err, 404, tg.tableNotFound())
 
 	// If-Match is required on Delete Entity.
-	r := shared.raw(t, "DELETE", entityPath(name, "p", "r"), nil, nil)
+	r := tg.raw(t, "DELETE", entityPath(name, "p", "r"), nil, nil)
 	wantRawCode(t, r, 400, "MissingRequiredHeader")
 	// A malformed ETag is 400 InvalidInput (docs/protocol.md 3.11).
-	r = shared.raw(t, "DELETE", entityPath(name, "p", "r"), map[string]string{"If-Match": "garbage"}, nil)
+	r = tg.raw(t, "DELETE", entityPath(name, "p", "r"), map[string]string{"If-Match": "garbage"}, nil)
 	wantRawCode(t, r, 400, "InvalidInput")
 }
 
-// TestIfMatchForms: If-Match takes "*" or a weak ETag, its W/ prefix in
+func TestDeleteEntity(t *testing.T) { testDeleteEntity(t, shared) }
+
+// testIfMatchForms: If-Match takes "*" or a weak ETag, its W/ prefix in
 // either case; a weak ETag that matches nothing is 412, a strong one (even
 // the entity's own without W/) or any other text 400 InvalidInput, for
 // replace, merge and delete alike (docs/protocol.md 0.1).
-func TestIfMatchForms(t *testing.T) {
-	c, name := shared.newNamedTable(t)
+func testIfMatchForms(t *testing.T, tg *target) {
+	c, name := tg.newNamedTable(t)
 	_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "V": 1}), nil)
 	must(t, err)
 	_, cur := getProps(t, c, "p", "r")
@@ -291,7 +339,7 @@ func TestIfMatchForms(t *testing.T) {
 			if method == "DELETE" {
 				b = nil
 			}
-			r := shared.raw(t, method, entityPath(name, "p", "r"), map[string]string{"If-Match": tc.ifMatch, "Content-Type": "application/json"}, b)
+			r := tg.raw(t, method, entityPath(name, "p", "r"), map[string]string{"If-Match": tc.ifMatch, "Content-Type": "application/json"}, b)
 			if r.StatusCode != tc.status || r.Header.Get("x-ms-error-code") != tc.code {
 				t.Errorf("%s If-Match %s: %d %s, want %d %s", method, tc.ifMatch, r.StatusCode, r.Header.Get("x-ms-error-code"), tc.status, tc.code)
 			}
@@ -301,7 +349,7 @@ func TestIfMatchForms(t *testing.T) {
 		t.Fatalf("a refused write changed the entity: %v %s", m, etag)
 	}
 	// The entity's own ETag with a lower-case w/ matches.
-	r := shared.raw(t, "MERGE", entityPath(name, "p", "r"), map[string]string{"If-Match": "w/" + strong, "Content-Type": "application/json"}, body)
+	r := tg.raw(t, "MERGE", entityPath(name, "p", "r"), map[string]string{"If-Match": "w/" + strong, "Content-Type": "application/json"}, body)
 	if r.StatusCode != 204 {
 		t.Fatalf("merge with w/ and the current ETag: %d %s", r.StatusCode, r.body)
 	}
@@ -310,8 +358,10 @@ func TestIfMatchForms(t *testing.T) {
 	}
 }
 
-func TestETagsUniquePerWrite(t *testing.T) {
-	c := shared.newTable(t)
+func TestIfMatchForms(t *testing.T) { testIfMatchForms(t, shared) }
+
+func testETagsUniquePerWrite(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	seen := map[azcore.ETag]bool{}
 	e := marshal(t, map[string]any{"PartitionKey": "p", "RowKey": "r", "V": 1})
 	resp, err := c.AddEntity(ctx(), e, nil)
@@ -327,9 +377,16 @@ func TestETagsUniquePerWrite(t *testing.T) {
 	}
 }
 
-func TestAwkwardKeys(t *testing.T) {
-	c := shared.newTable(t)
+func TestETagsUniquePerWrite(t *testing.T) { testETagsUniquePerWrite(t, shared) }
+
+func testAwkwardKeys(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	keys := []string{"it's", "a''b", "sp ace", "per%cent", "plus+sign", "amp&er=sand", "ümlaut", "日本語", "emoji😀", "(paren)", "comma,key", "", "dollar$", "at@colon:", "\uE000private", "tab-less~"}
+	if tg.cosmos {
+		// Cosmos DB refuses an empty key (TestInsertEntity, "empty
+		// PartitionKey"; docs/cosmos.md).
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == "" })
+	}
 	for i, k := range keys {
 		// map entities: EDMEntity doubles quotes in body keys (docs/protocol.md 13).
 		_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "pk" + k, "RowKey": k, "I": i}), nil)
@@ -367,8 +424,10 @@ func TestAwkwardKeys(t *testing.T) {
 	}
 }
 
-func TestForbiddenKeyCharacters(t *testing.T) {
-	c, name := shared.newNamedTable(t)
+func TestAwkwardKeys(t *testing.T) { testAwkwardKeys(t, shared) }
+
+func testForbiddenKeyCharacters(t *testing.T, tg *target) {
+	c, name := tg.newNamedTable(t)
 	for _, bad := range []string{"a/b", `a\b`, "a#b", "a?b", "tab\tkey", "nl\nkey", "del\x7fkey", "c1\u0085key"} {
 		_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": "p", "RowKey": bad}), nil)
 		wantCode(t, err, 400, "OutOfRangeInput")
@@ -377,9 +436,9 @@ func TestForbiddenKeyCharacters(t *testing.T) {
 	}
 	// Addressed in the URL: '/' and '\' break the service's URL parsing,
 	// the others are out of range (docs/protocol.md 1.5).
-	r := shared.raw(t, "PUT", entityPath(name, "p", "a/b"), nil, []byte(`{}`))
+	r := tg.raw(t, "PUT", entityPath(name, "p", "a/b"), nil, []byte(`{}`))
 	wantRawCode(t, r, 400, "InvalidInput")
-	r = shared.raw(t, "PUT", entityPath(name, "p", "a#b"), nil, []byte(`{}`))
+	r = tg.raw(t, "PUT", entityPath(name, "p", "a#b"), nil, []byte(`{}`))
 	wantRawCode(t, r, 400, "OutOfRangeInput")
 	// Nothing was stored.
 	p := c.NewListEntitiesPager(nil)
@@ -391,3 +450,5 @@ func TestForbiddenKeyCharacters(t *testing.T) {
 		}
 	}
 }
+
+func TestForbiddenKeyCharacters(t *testing.T) { testForbiddenKeyCharacters(t, shared) }

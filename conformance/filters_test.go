@@ -11,10 +11,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
-// TestFiltersOnEveryType runs filters on every EDM type through the SDK
+// testFiltersOnEveryType runs filters on every EDM type through the SDK
 // (the literal forms of docs/protocol.md 6.2) and checks which entities match.
-func TestFiltersOnEveryType(t *testing.T) {
-	c := shared.newTable(t)
+func testFiltersOnEveryType(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	guids := []string{"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222", "33333333-3333-3333-3333-333333333333"}
 	for i := 0; i < 3; i++ {
 		e := aztables.EDMEntity{
@@ -86,15 +86,17 @@ func TestFiltersOnEveryType(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"S eq", "S eq 'x", "S EQ 'x'", "(S eq 'x'", "I eq 99999999999", "S eq null"} {
-		r := shared.raw(t, "GET", "/"+tableNameOf(t, c)+"()?$filter="+urlQueryEscape(bad), nil, nil)
+		r := tg.raw(t, "GET", "/"+tableNameOf(t, c)+"()?$filter="+urlQueryEscape(bad), nil, nil)
 		wantRawCode(t, r, 400, "InvalidInput")
 	}
 	// Two properties, or two literals, stay unsupported.
 	for _, ni := range []string{"I eq D", "1 eq 2", "true eq false"} {
-		r := shared.raw(t, "GET", "/"+tableNameOf(t, c)+"()?$filter="+urlQueryEscape(ni), nil, nil)
+		r := tg.raw(t, "GET", "/"+tableNameOf(t, c)+"()?$filter="+urlQueryEscape(ni), nil, nil)
 		wantRawCode(t, r, 501, "NotImplemented")
 	}
 }
+
+func TestFiltersOnEveryType(t *testing.T) { testFiltersOnEveryType(t, shared) }
 
 // tableNameOf is the table name of a client made by newTable (the SDK
 // does not expose it).
@@ -109,11 +111,11 @@ func tableNameOf(t *testing.T, c *aztables.Client) string {
 
 var clientNames = map[*aztables.Client]string{}
 
-// TestPagingSeesEveryEntityOnce: keyset paging gives an SDK pager every
+// testPagingSeesEveryEntityOnce: keyset paging gives an SDK pager every
 // entity exactly once, even while entities are inserted and deleted
 // between pages, and pages a 2,500-entity table as 1000, 1000, 500.
-func TestPagingSeesEveryEntityOnce(t *testing.T) {
-	c := shared.newTable(t)
+func testPagingSeesEveryEntityOnce(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	for i := 0; i < 2500; i++ {
 		_, err := c.AddEntity(ctx(), marshal(t, map[string]any{"PartitionKey": fmt.Sprintf("p%d", i%3), "RowKey": fmt.Sprintf("r%05d", i)}), nil)
 		must(t, err)
@@ -154,6 +156,12 @@ func TestPagingSeesEveryEntityOnce(t *testing.T) {
 			t.Fatalf("entity %d not seen", i)
 		}
 	}
+	if tg.cosmos {
+		// Which of the entities written between pages a pager sees
+		// depends on the order, which Cosmos DB does not promise (its
+		// FAQ): the rest is Table storage's.
+		return
+	}
 	// Entities inserted after the cursor (partition p9) are seen; those
 	// inserted behind it are not.
 	late := 0
@@ -171,9 +179,11 @@ func TestPagingSeesEveryEntityOnce(t *testing.T) {
 	}
 }
 
-// TestPagingAwkwardKeys: continuation tokens survive any key characters.
-func TestPagingAwkwardKeys(t *testing.T) {
-	c := shared.newTable(t)
+func TestPagingSeesEveryEntityOnce(t *testing.T) { testPagingSeesEveryEntityOnce(t, shared) }
+
+// testPagingAwkwardKeys: continuation tokens survive any key characters.
+func testPagingAwkwardKeys(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	var want []string
 	for i, k := range []string{"it's", "a b", "100%", "+plus", "&amp", "ü", "日本", "😀", "\uE000", "(x)", "=", ""} {
 		for j := 0; j < 3; j++ {
@@ -195,3 +205,5 @@ func TestPagingAwkwardKeys(t *testing.T) {
 		t.Fatalf("%d pages; got %q, want %q", pages, got, want)
 	}
 }
+
+func TestPagingAwkwardKeys(t *testing.T) { testPagingAwkwardKeys(t, shared) }

@@ -34,6 +34,12 @@ type target struct {
 	account  string
 	key      string
 	external bool
+	// cosmos: the server answers under --profile cosmos, and the SDK
+	// clients are in their Cosmos mode (startCosmos, cosmos_suite_test.go).
+	cosmos bool
+	// client, when set, carries every request to the server, whatever
+	// host the URL names (startCosmos); nil is http.DefaultClient.
+	client *http.Client
 }
 
 var shared *target
@@ -133,6 +139,15 @@ func clientOptions() *aztables.ClientOptions {
 	return &aztables.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
 
+// options are clientOptions carried by tg's client, if it has one.
+func (tg *target) options() *aztables.ClientOptions {
+	o := clientOptions()
+	if tg.client != nil {
+		o.Transport = tg.client
+	}
+	return o
+}
+
 func (tg *target) service(t testing.TB) *aztables.ServiceClient {
 	t.Helper()
 	cred, err := aztables.NewSharedKeyCredential(tg.account, tg.key)
@@ -140,7 +155,7 @@ func (tg *target) service(t testing.TB) *aztables.ServiceClient {
 		t.Fatal(err)
 	}
 	// A trailing slash: the SDK joins paths onto it (docs/protocol.md 13).
-	svc, err := aztables.NewServiceClientWithSharedKey(tg.endpoint+"/", cred, clientOptions())
+	svc, err := aztables.NewServiceClientWithSharedKey(tg.endpoint+"/", cred, tg.options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +252,7 @@ func (tg *target) raw(t *testing.T, method, path string, hdr map[string]string, 
 	if _, unsigned := hdr["Authorization"]; !unsigned {
 		tg.signLite(t, req)
 	}
-	return do(t, req)
+	return doWith(t, tg.client, req)
 }
 
 func (tg *target) signLite(t testing.TB, req *http.Request) {
@@ -265,7 +280,16 @@ func sign(t testing.TB, key, s string) string {
 
 func do(t *testing.T, req *http.Request) *rawResponse {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	return doWith(t, nil, req)
+}
+
+// doWith is do through client (nil: http.DefaultClient).
+func doWith(t *testing.T, client *http.Client, req *http.Request) *rawResponse {
+	t.Helper()
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

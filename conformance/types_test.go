@@ -10,10 +10,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
-// TestEDMRoundTrip writes every EDM type at its edges through the SDK's
+// testEDMRoundTrip writes every EDM type at its edges through the SDK's
 // EDMEntity and reads it back typed.
-func TestEDMRoundTrip(t *testing.T) {
-	c := shared.newTable(t)
+func testEDMRoundTrip(t *testing.T, tg *target) {
+	c := tg.newTable(t)
 	bin := []byte{0, 1, 2, 0xfe, 0xff}
 	in := aztables.EDMEntity{
 		Entity: aztables.Entity{PartitionKey: "types", RowKey: "edges"},
@@ -93,11 +93,13 @@ func TestEDMRoundTrip(t *testing.T) {
 	}
 }
 
-// TestEDMWire checks the JSON the service writes for each type in minimal
+func TestEDMRoundTrip(t *testing.T) { testEDMRoundTrip(t, shared) }
+
+// testEDMWire checks the JSON the service writes for each type in minimal
 // metadata: annotations only where the type is not inferable, Int64 as a
 // string, whole Doubles with ".0", DateTime trimmed (docs/protocol.md 4.2).
-func TestEDMWire(t *testing.T) {
-	_, name := shared.newNamedTable(t)
+func testEDMWire(t *testing.T, tg *target) {
+	_, name := tg.newNamedTable(t)
 	in := `{"PartitionKey":"p","RowKey":"r",
 		"I":5,"Big":2147483648,"D":2.0,"Dd@odata.type":"Edm.Double","Dd":"42","N@odata.type":"Edm.Double","N":"NaN",
 		"Inf@odata.type":"Edm.Double","Inf":"Infinity","NInf@odata.type":"Edm.Double","NInf":"-Infinity",
@@ -106,11 +108,11 @@ func TestEDMWire(t *testing.T) {
 		"G@odata.type":"Edm.Guid","G":"C9DA6455-213D-42C9-9A79-3E9149A57833",
 		"B@odata.type":"Edm.Binary","B":"AAEC","S":"s","Y":true,
 		"I2@odata.type":"Edm.Int32","I2":7, "Nul":null}`
-	r := shared.raw(t, "POST", "/"+name, nil, []byte(in))
+	r := tg.raw(t, "POST", "/"+name, nil, []byte(in))
 	if r.StatusCode != 201 {
 		t.Fatalf("insert: %d %s", r.StatusCode, r.body)
 	}
-	r = shared.raw(t, "GET", entityPath(name, "p", "r"), nil, nil)
+	r = tg.raw(t, "GET", entityPath(name, "p", "r"), nil, nil)
 	want := map[string]string{
 		`"I":5`:                                 "Int32 unannotated",
 		`"Big":2147483648.0`:                    "an integer beyond Int32 is a Double",
@@ -120,7 +122,6 @@ func TestEDMWire(t *testing.T) {
 		`"Inf@odata.type":"Edm.Double","Inf":"Infinity"`:                       "Infinity",
 		`"NInf@odata.type":"Edm.Double","NInf":"-Infinity"`:                    "-Infinity",
 		`"L@odata.type":"Edm.Int64","L":"-9223372036854775808"`:                "Int64 as a string",
-		`"T@odata.type":"Edm.DateTime","T":"1970-10-04T00:00:00Z"`:             "DateTime trimmed",
 		`"G@odata.type":"Edm.Guid","G":"c9da6455-213d-42c9-9a79-3e9149a57833"`: "Guid lower-cased",
 		`"B@odata.type":"Edm.Binary","B":"AAEC"`:                               "Binary",
 		`"S":"s"`:                                                              "String", `"Y":true`: "Boolean", `"I2":7`: "annotated Int32 needs no annotation back",
@@ -135,10 +136,37 @@ func TestEDMWire(t *testing.T) {
 			t.Errorf("%s should not appear in %s", absent, r.body)
 		}
 	}
+	t.Run("DateTime", func(t *testing.T) {
+		// Cosmos DB writes every DateTime with 7 digits (python-cosmos
+		// test_insert_entity_dictionary: 1970-10-04T00:00:00.0000000Z).
+		want := `"T@odata.type":"Edm.DateTime","T":"1970-10-04T00:00:00Z"`
+		if tg.cosmos {
+			want = `"T@odata.type":"Edm.DateTime","T":"1970-10-04T00:00:00.0000000Z"`
+		}
+		if !bytes.Contains(r.body, []byte(want)) {
+			t.Errorf("want %s in %s", want, r.body)
+		}
+	})
+	t.Run("member order", func(t *testing.T) {
+		// Timestamp follows RowKey in Table storage's entity, and comes
+		// last in Cosmos DB's (python-cosmos test_insert_entity_dictionary,
+		// test_get_entity).
+		ts := bytes.Index(r.body, []byte(`"Timestamp":`))
+		if ts < 0 {
+			t.Fatalf("no Timestamp in %s", r.body)
+		}
+		after := bytes.Index(r.body, []byte(`"RowKey":"r",`)) + len(`"RowKey":"r",`)
+		last := bytes.HasSuffix(r.body[ts:], []byte(`"}`)) && bytes.Count(r.body[ts:], []byte(`":`)) == 1
+		if tg.cosmos && !last || !tg.cosmos && ts != after {
+			t.Errorf("Timestamp at %d of %s", ts, r.body)
+		}
+	})
 }
 
-func TestBadPayloads(t *testing.T) {
-	_, name := shared.newNamedTable(t)
+func TestEDMWire(t *testing.T) { testEDMWire(t, shared) }
+
+func testBadPayloads(t *testing.T, tg *target) {
+	_, name := tg.newNamedTable(t)
 	for _, tc := range []struct{ body, code string }{
 		{`{"PartitionKey":"p","RowKey":"r"`, "InvalidInput"},
 		{`not json`, "InvalidInput"},
@@ -158,12 +186,14 @@ func TestBadPayloads(t *testing.T) {
 		{"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"X\":\"\xff\"}", "InvalidInput"},
 		{"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "InvalidInput"},
 	} {
-		r := shared.raw(t, "POST", "/"+name, nil, []byte(tc.body))
+		r := tg.raw(t, "POST", "/"+name, nil, []byte(tc.body))
 		wantRawCode(t, r, 400, tc.code)
 	}
 	// Nothing was stored.
-	r := shared.raw(t, "GET", "/"+name+"()", nil, nil)
+	r := tg.raw(t, "GET", "/"+name+"()", nil, nil)
 	if bytes.Contains(r.body, []byte(`"RowKey"`)) {
 		t.Fatalf("a bad payload was stored: %s", r.body)
 	}
 }
+
+func TestBadPayloads(t *testing.T) { testBadPayloads(t, shared) }

@@ -186,11 +186,12 @@ func readBody(r *http.Request) ([]byte, error) {
 // (insights). For URL-addressed writes (fromURL) the keys come from the
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
-// EDMEntity does, still writes the entity the URL names). cosmos adds what
-// only Azure Cosmos DB for Table refuses (wire.ValidateCosmosEntity: empty
-// keys, its key sizes, its reserved property names).
+// EDMEntity does, still writes the entity the URL names). cosmos reads
+// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions) and
+// adds what only it refuses (wire.ValidateCosmosEntity: empty keys, its key
+// sizes, its reserved property names).
 func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
-	d, err := wire.DecodeEntityShared(body)
+	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: cosmos})
 	if err != nil {
 		return nil, err
 	}

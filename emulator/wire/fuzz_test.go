@@ -9,9 +9,11 @@ import (
 )
 
 // FuzzDecodeEntity: DecodeEntity never panics and fails only with a 400
-// *tableemu.Error; whatever it decodes re-encodes (minimal and full metadata,
-// in storage's form and Cosmos DB's) to valid JSON that decodes to the same entity; ValidateEntity never
-// panics on it either.
+// *tableemu.Error; whatever it decodes re-encodes (minimal and full
+// metadata, in storage's form and Cosmos DB's) to valid JSON that decodes
+// to the same entity; ValidateEntity never panics on it either. Under the
+// cosmos option the decoder accepts more, never less, and decodes what
+// storage accepts the same.
 func FuzzDecodeEntity(f *testing.F) {
 	seeds := []string{
 		``, `{}`, `[]`, `{"PartitionKey":"p","RowKey":"r"}`,
@@ -24,6 +26,7 @@ func FuzzDecodeEntity(f *testing.F) {
 		body(`"G@odata.type":"Edm.Guid","G":"C9DA6455-213D-42C9-9A79-3E9149A57833"`),
 		body(`"B@odata.type":"Edm.Binary","B":"AAEC/w=="`),
 		body(`"Bo@odata.type":"Edm.Boolean","Bo":"False"`),
+		body(`"S@odata.type":"Edm.String","S":42,"T":-1.5e3,"T@odata.type":"Edm.String"`),
 		body(`"S":"\u00e9\uD83D\uDE00\n\"\\","ꀕ":"x","a@b":1,"z@ns.t":2,"odata.etag":"e"`),
 		`{"PartitionKey":"a'b\"c","RowKey":"😀","Timestamp":"0001-01-01T00:00:00Z"}`,
 		`{"a":1,"a":2}`, `{"a":[1]}`, `{"a":{"b":1}}`, `{"a":"\uD800"}`, "{\"a\":\"\xff\"}",
@@ -43,6 +46,20 @@ func FuzzDecodeEntity(f *testing.F) {
 			if e := sameEntity(&d.Entity, &ds.Entity); e != nil || d.HasPartitionKey != ds.HasPartitionKey || d.HasRowKey != ds.HasRowKey ||
 				d.Entity.PartitionKey != ds.Entity.PartitionKey || d.Entity.RowKey != ds.Entity.RowKey {
 				t.Fatalf("DecodeEntityShared of %q differs: %v", in, e)
+			}
+		}
+		dc, errCosmos := DecodeEntityWith(in, DecodeOptions{Cosmos: true})
+		switch {
+		case err == nil && errCosmos != nil:
+			t.Fatalf("cosmos refuses what storage accepts: %v", errCosmos)
+		case err == nil:
+			if e := sameEntity(&d.Entity, &dc.Entity); e != nil {
+				t.Fatalf("cosmos decodes %q otherwise: %v", in, e)
+			}
+		case errCosmos != nil:
+			var e *tableemu.Error
+			if !errors.As(errCosmos, &e) || e.Status != 400 {
+				t.Fatalf("cosmos error %v is not a 400 *tableemu.Error", errCosmos)
 			}
 		}
 		if err != nil {

@@ -33,6 +33,7 @@ class AclTest extends Base {
 
     @Test
     void roundTripsFullAndPartialPoliciesAndAnEmptyListClearsThem() {
+        Cosmos.absent("table ACLs", "AclTest.aclsOfAMissingTable");
         TableClient c = newTable("acl");
         OffsetDateTime start = OffsetDateTime.of(2042, 1, 1, 1, 1, 1, 0, ZoneOffset.UTC);
         OffsetDateTime expiry = OffsetDateTime.of(2043, 2, 3, 4, 5, 6, 0, ZoneOffset.ofHours(2));
@@ -60,6 +61,7 @@ class AclTest extends Base {
 
     @Test
     void refusesMoreThanFiveIdentifiersAndBadPolicies() {
+        Cosmos.absent("table ACLs", "AclTest.aclsOfAMissingTable");
         TableClient c = newTable("aclx");
         List<TableSignedIdentifier> five = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -77,12 +79,20 @@ class AclTest extends Base {
     @Test
     void aclsOfAMissingTable() {
         TableClient c = Target.table(Target.tableName("none"));
+        if (Target.COSMOS) {
+            // Cosmos DB for Table has no table ACLs (its FAQ); how it answers is not in the
+            // evidence: tableemu refuses them as Set Service Properties (docs/cosmos.md).
+            assertHttpError(405, "MethodNotAllowed", c::getAccessPolicies);
+            assertHttpError(405, "MethodNotAllowed", () -> c.setAccessPolicies(List.of()));
+            return;
+        }
         assertHttpError(404, "TableNotFound", c::getAccessPolicies);
         assertHttpError(404, "TableNotFound", () -> c.setAccessPolicies(List.of()));
     }
 
     @Test
     void aSasNamingAPolicyTakesItsFieldsFromItAndChangesWithIt() {
+        Cosmos.absent("table ACLs", "AclTest.aclsOfAMissingTable");
         TableClient c = newTable("acls");
         String name = c.getTableName();
         c.createEntity(entity("p", "r"));
@@ -116,6 +126,7 @@ class AclTest extends Base {
 
     @Test
     void onlyTheAccountKeyMayReadOrSetAnAcl() {
+        Cosmos.absent("table ACLs", "AclTest.aclsOfAMissingTable");
         TableClient c = newTable("aclk");
         TableClient viaSas = Target.sasTable(c.getTableName(),
             c.generateSas(new TableSasSignatureValues(OffsetDateTime.now().plusHours(1), TableSasPermission.parse("raud"))));

@@ -70,9 +70,9 @@ class AsyncTest {
         // createTableIfNotExists swallows the 409 and completes.
         StepVerifier.create(svc.createTableIfNotExists(name)).expectNextCount(1).expectComplete().verify(WAIT);
         TableAsyncClient none = Target.asyncTable(Target.tableName("none"));
-        expectServiceError(none.getEntity("p", "r"), TableServiceException.class, 404, "TableNotFound");
+        expectServiceError(none.getEntity("p", "r"), TableServiceException.class, 404, Cosmos.tableNotFound());
         // Unlike the sync TableClient, a failed page here is mapped to TableServiceException.
-        expectServiceError(none.listEntities().collectList(), TableServiceException.class, 404, "TableNotFound");
+        expectServiceError(none.listEntities().collectList(), TableServiceException.class, 404, Cosmos.tableNotFound());
         expectServiceError(c.listEntities(new ListEntitiesOptions().setFilter("N eq")).collectList(), TableServiceException.class,
             400, "InvalidInput");
     }

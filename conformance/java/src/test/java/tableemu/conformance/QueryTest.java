@@ -93,10 +93,15 @@ class QueryTest {
     void aFullScanComesInPagesOf1000InKeyOrder() {
         Pages p = pages(c.listEntities().iterableByPage());
         assertEquals(List.of(1000, 1000, 500), p.sizes());
-        assertEquals(keys, p.keys());
+        assertEquals(Cosmos.unordered(keys), Cosmos.unordered(p.keys()));
         assertNull(p.tokens().get(2), "no continuation after the last page");
         // The SDK's token is "NextPartitionKey;NextRowKey" from the x-ms-continuation headers.
         assertTrue(p.tokens().get(0).contains(";"), p.tokens().get(0));
+        // Cosmos DB's whole position is in NextPartitionKey, a JSON document, and NextRowKey says NA
+        // (python-cosmos test_query_entities_with_top_and_next).
+        if (Target.COSMOS) {
+            assertTrue(p.tokens().get(0).matches("(?s)^\\[?\\{\"token\":.*;NA$"), p.tokens().get(0));
+        }
     }
 
     @Test
@@ -104,7 +109,7 @@ class QueryTest {
         ListEntitiesOptions o = new ListEntitiesOptions().setFilter("PartitionKey eq 'p1' and RowKey lt 'r0020'").setTop(7);
         Pages p = pages(c.listEntities(o, null, null).iterableByPage());
         assertEquals(List.of(7, 7, 6), p.sizes());
-        assertEquals(keys.subList(500, 520), p.keys());
+        assertEquals(Cosmos.unordered(keys.subList(500, 520)), Cosmos.unordered(p.keys()));
         // The whole listing (not by page) follows the continuations too.
         assertEquals(20, c.listEntities(o, null, null).stream().count());
     }
@@ -171,7 +176,7 @@ class QueryTest {
         // implementation's TableServiceJsonErrorException, an HttpResponseException. The service's
         // status and x-ms-error-code are on it all the same.
         Errors.assertHttpError(400, "InvalidInput", () -> list("N eq"));
-        Errors.assertHttpError(404, "TableNotFound", () -> Target.table(Target.tableName("none")).listEntities().stream().count());
+        Errors.assertHttpError(404, Cosmos.tableNotFound(), () -> Target.table(Target.tableName("none")).listEntities().stream().count());
         // The async client maps it: see AsyncTest.
     }
 

@@ -24,7 +24,7 @@ final class Raw {
     }
 
     static HttpResponse<String> get(String pathAndQuery, String accept) throws Exception {
-        URI uri = URI.create(Target.ENDPOINT + pathAndQuery);
+        URI uri = URI.create(Target.WIRE_ENDPOINT + pathAndQuery);
         String date = DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(ZoneOffset.UTC));
         String resource = "/" + Target.ACCOUNT + uri.getRawPath();
         Mac mac = Mac.getInstance("HmacSHA256");

@@ -61,15 +61,17 @@ class SasTest extends Base {
         TableClient ro = Target.sasTable(owner.getTableName(), sas);
         assertEquals(1, ro.getEntity("p", "r").getProperty("V"));
         assertEquals(1, ro.listEntities().stream().count());
-        String code = "AuthorizationPermissionMismatch";
+        String code = Cosmos.permissionMismatch();
         assertServiceError(403, code, () -> ro.createEntity(entity("p", "new")));
         assertServiceError(403, code, () -> ro.updateEntity(entity("p", "r", "V", 2), TableEntityUpdateMode.MERGE));
         assertServiceError(403, code, () -> ro.updateEntity(entity("p", "r", "V", 2), TableEntityUpdateMode.REPLACE));
         assertServiceError(403, code, () -> ro.upsertEntity(entity("p", "r", "V", 2)));
         assertServiceError(403, code, () -> ro.deleteEntity("p", "r"));
+        assertEquals(1, owner.getEntity("p", "r").getProperty("V"));
+        // In a transaction Cosmos DB's part is not in the evidence: tableemu answers the code of a
+        // lone request, Forbidden (docs/cosmos.md).
         assertServiceError(TableTransactionFailedException.class, 403, code,
             () -> ro.submitTransaction(List.of(new TableTransactionAction(TableTransactionActionType.CREATE, entity("p", "b")))));
-        assertEquals(1, owner.getEntity("p", "r").getProperty("V"));
     }
 
     @Test
@@ -78,13 +80,13 @@ class SasTest extends Base {
         String name = owner.getTableName();
         TableClient add = Target.sasTable(name, tableSas(owner, "a"));
         add.createEntity(entity("p", "added"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> add.getEntity("p", "added"));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> add.getEntity("p", "added"));
         // Upserts need add and update.
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> add.upsertEntity(entity("p", "added", "V", 1)));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> add.upsertEntity(entity("p", "added", "V", 1)));
 
         TableClient upd = Target.sasTable(name, tableSas(owner, "u"));
         upd.updateEntity(entity("p", "added", "V", 5), TableEntityUpdateMode.MERGE);
-        assertServiceError(403, "AuthorizationPermissionMismatch",
+        assertServiceError(403, Cosmos.permissionMismatch(),
             () -> upd.upsertEntityWithResponse(entity("p", "added", "V", 1), TableEntityUpdateMode.REPLACE, null, null));
 
         TableClient addUpd = Target.sasTable(name, tableSas(owner, "au"));
@@ -159,7 +161,7 @@ class SasTest extends Base {
         TableClient viaToken = new TableClientBuilder().endpoint(Target.ENDPOINT).tableName(name).sasToken(sas)
             .httpClient(Target.HTTP).retryOptions(Target.NO_RETRY).buildClient();
         assertEquals(1, viaToken.getEntity("p", "r").getProperty("V"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> viaToken.createEntity(entity("p", "x")));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> viaToken.createEntity(entity("p", "x")));
         // A SAS in the endpoint's query is not read by the Java builder (unlike the JS SDK): it
         // wants sasToken, an AzureSasCredential or a connection string.
         assertThrows(IllegalStateException.class, () -> new TableClientBuilder().endpoint(Target.ENDPOINT + "?" + sas)
@@ -186,6 +188,14 @@ class SasTest extends Base {
     void aKeyRangeSasSeesAndWritesOnlyInsideItsRange() {
         TableClient owner = newTable("sask");
         TableClient ranged = rangedTable(owner);
+        if (Target.COSMOS) {
+            // Cosmos DB refuses a SAS naming key ranges outright (python-cosmos
+            // test_sas_add_outside_range).
+            assertServiceError(405, "MethodNotAllowed", () -> ranged.getEntity("a", "2"));
+            assertServiceError(405, "MethodNotAllowed", () -> ranged.createEntity(entity("a", "3")));
+            Errors.assertHttpError(405, "MethodNotAllowed", () -> ranged.listEntities().stream().count());
+            return;
+        }
         assertEquals(List.of("a2", "b1"), ranged.listEntities().stream().map(e -> e.getPartitionKey() + e.getRowKey())
             .collect(Collectors.toList()));
         assertEquals(List.of("b1"), ranged.listEntities(new ListEntitiesOptions().setFilter("RowKey eq '1'"), null, null)
@@ -202,6 +212,8 @@ class SasTest extends Base {
     // AuthorizationFailure (docs/protocol.md 0.1).
     @Test
     void outsideTheRangeReadsFindNothingAndWritesAreAuthorizationFailure() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(Target.COSMOS, "cosmos profile: Cosmos DB refuses a SAS naming key "
+            + "ranges (python-cosmos test_sas_add_outside_range); SasTest.aKeyRangeSasSeesAndWritesOnlyInsideItsRange checks it");
         TableClient owner = newTable("sasx");
         TableClient ranged = rangedTable(owner);
         for (String[] k : new String[][] {{"a", "1"}, {"b", "2"}, {"c", "1"}, {"0", "9"}}) {
@@ -240,8 +252,8 @@ class SasTest extends Base {
         TableClient c = Target.sasTable(name, sas);
         c.createEntity(entity("p", "r", "V", 1));
         assertEquals(1, c.getEntity("p", "r").getProperty("V"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> c.deleteEntity("p", "r"));
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> svc.deleteTable(name));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> c.deleteEntity("p", "r"));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> svc.deleteTable(name));
     }
 
     @Test
@@ -258,7 +270,11 @@ class SasTest extends Base {
         assertServiceError(403, "AuthorizationResourceTypeMismatch", () -> Target.sasTable(name, containersOnly).getEntity("p", "r"));
         String blobOnly = accountSas("l", "b", "sco");
         Errors.assertHttpError(403, "AuthorizationServiceMismatch", () -> Target.sasService(blobOnly).listTables().iterator().next());
-        // Service properties need srt=s.
+        // Service properties need srt=s. Cosmos DB has none (docs/cosmos.md): 405.
+        if (Target.COSMOS) {
+            Errors.assertHttpError(405, "MethodNotAllowed", () -> Target.sasService(accountSas("r", "t", "s")).getProperties());
+            return;
+        }
         assertTrue(Target.sasService(accountSas("r", "t", "s")).getProperties() != null);
         Errors.assertHttpError(403, "AuthorizationResourceTypeMismatch", () -> Target.sasService(containersOnly).getProperties());
     }
@@ -270,6 +286,6 @@ class SasTest extends Base {
             .connectionString("TableEndpoint=" + Target.ENDPOINT + ";SharedAccessSignature=" + sas)
             .httpClient(Target.HTTP).retryOptions(Target.NO_RETRY).buildClient();
         svc.listTables().iterator().hasNext();
-        assertServiceError(403, "AuthorizationPermissionMismatch", () -> svc.createTable(Target.tableName("no")));
+        assertServiceError(403, Cosmos.permissionMismatch(), () -> svc.createTable(Target.tableName("no")));
     }
 }

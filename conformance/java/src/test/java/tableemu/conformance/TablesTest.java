@@ -42,12 +42,13 @@ class TablesTest extends Base {
         assertEquals(204, first.getStatusCode(), "created (the SDK asks for return-no-content)");
         // The service's response headers (docs/protocol.md 2.2): the SDK's client request id
         // echoed, a request id, the request's version echoed, a Date.
+        // Cosmos DB sends none of the three (every net-cosmos recording).
         String clientId = first.getRequest().getHeaders().getValue("x-ms-client-request-id");
         assertNotNull(clientId);
-        assertEquals(clientId, first.getHeaders().getValue("x-ms-client-request-id"));
-        assertNotNull(first.getHeaders().getValue("x-ms-request-id"));
+        assertEquals(Target.COSMOS ? null : clientId, first.getHeaders().getValue("x-ms-client-request-id"));
+        assertEquals(Target.COSMOS, first.getHeaders().getValue("x-ms-request-id") == null);
         assertEquals("2020-12-06", first.getRequest().getHeaders().getValue("x-ms-version"));
-        assertEquals("2020-12-06", first.getHeaders().getValue("x-ms-version"));
+        assertEquals(Target.COSMOS ? null : "2020-12-06", first.getHeaders().getValue("x-ms-version"));
         assertNotNull(first.getHeaders().getValue("Date"));
         first.getValue().createEntity(new TableEntity("p", "r"));
 
@@ -70,7 +71,7 @@ class TablesTest extends Base {
         assertEquals(name, item.getName());
         c.createEntity(new TableEntity("p", "r"));
         c.deleteTable();
-        assertServiceError(404, "TableNotFound", () -> c.getEntity("p", "r"));
+        assertServiceError(404, Cosmos.tableNotFound(), () -> c.getEntity("p", "r"));
         // Deleting it again: the SDK swallows the 404; the response is the service's.
         assertSwallowed(c.deleteTableWithResponse(null, null), 404, "ResourceNotFound");
     }
@@ -81,6 +82,9 @@ class TablesTest extends Base {
         String name = cleanup(Target.tableName("dup"));
         svc.createTable(name);
         assertServiceError(409, "TableAlreadyExists", () -> svc.createTable(name));
+        // Cosmos DB's table names are case-sensitive (its FAQ): it would create another table.
+        // tableemu's store keeps one table a name whatever its case, so under the profile too
+        // this is 409 (docs/cosmos.md, "table names", the known limit).
         assertServiceError(409, "TableAlreadyExists", () -> svc.createTable(name.toUpperCase()));
     }
 
@@ -129,7 +133,7 @@ class TablesTest extends Base {
             tokens.add(page.getContinuationToken());
         }
         assertEquals(List.of(5, 5, 2), sizes);
-        assertEquals(made, seen);
+        assertEquals(Cosmos.unordered(made), Cosmos.unordered(seen));
         assertNotNull(tokens.get(0));
         assertNull(tokens.get(2), "the last page has no continuation");
 
@@ -141,7 +145,7 @@ class TablesTest extends Base {
 
         // An unfiltered listing holds them too, in order.
         List<String> all = names(svc.listTables()).stream().filter(n -> n.startsWith(prefix)).collect(Collectors.toList());
-        assertEquals(made, all);
+        assertEquals(Cosmos.unordered(made), Cosmos.unordered(all));
     }
 
     @Test
@@ -149,6 +153,11 @@ class TablesTest extends Base {
         String name = cleanup("Mixed" + Target.tableName("Case"));
         Target.service().createTable(name);
         assertEquals(List.of(name), names(Target.service().listTables(new ListTablesOptions().setFilter(eqFilter(name)), null, null)));
+        if (Target.COSMOS) {
+            // Cosmos DB's table names are case-sensitive (its FAQ): another case names no table.
+            assertServiceError(404, "ResourceNotFound", () -> Target.table(name.toLowerCase()).createEntity(new TableEntity("p", "r")));
+            return;
+        }
         Target.table(name.toLowerCase()).createEntity(new TableEntity("p", "r"));
         assertEquals("r", Target.table(name).getEntity("p", "r").getRowKey());
     }

@@ -27,6 +27,15 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * TABLEEMU_TEST_CONNECTION_STRING (or -Dtableemu.connectionString). The same variable points the
  * suite at any other endpoint (Azurite, a storage account). TABLEEMU_OWN_SERVER=1 says the server
  * belongs to this run, so tests may change account-wide settings (service properties).
+ *
+ * <p>Under -Dtableemu.profile=cosmos (pom.xml's cosmos execution) the suite runs once more against
+ * a tableemu --profile cosmos, whose connection string run.sh passes in
+ * TABLEEMU_TEST_COSMOS_CONNECTION_STRING, with the SDK in its Cosmos mode: its builders take an
+ * endpoint that contains "cosmos.azure." for Cosmos DB and then send a merge as POST with
+ * X-HTTP-Method: MERGE (azure-data-tables' BuilderHelper and CosmosPatchTransformPolicy). So
+ * ENDPOINT names the host tableemu.table.cosmos.azure.localhost, and HTTP carries each request to
+ * the server's real address, WIRE_ENDPOINT. Tests whose answer differs under the profile assert
+ * Cosmos DB's (COSMOS).
  */
 final class Target {
     static final String CONNECTION_STRING;
@@ -34,10 +43,14 @@ final class Target {
     static final String KEY;
     /** The table endpoint without a trailing slash, e.g. http://127.0.0.1:40123/devstoreaccount1. */
     static final String ENDPOINT;
+    /** Where the server listens: ENDPOINT but under the cosmos profile. */
+    static final String WIRE_ENDPOINT;
     static final boolean OWN_SERVER;
+    /** The server answers as Azure Cosmos DB for Table, and the SDK is in its Cosmos mode. */
+    static final boolean COSMOS = "cosmos".equals(System.getProperty("tableemu.profile"));
 
     /** One HTTP client for every SDK client: one connection pool, one event loop. */
-    static final HttpClient HTTP = new NettyAsyncHttpClientBuilder().build();
+    static final HttpClient HTTP;
 
     /** No retries: a test that provokes a failure must see it once, quickly. */
     static final RetryOptions NO_RETRY = new RetryOptions(new FixedDelayOptions(0, Duration.ofMillis(1)));
@@ -47,7 +60,7 @@ final class Target {
     static {
         String cs = System.getProperty("tableemu.connectionString");
         if (cs == null || cs.isEmpty()) {
-            cs = System.getenv("TABLEEMU_TEST_CONNECTION_STRING");
+            cs = System.getenv(COSMOS ? "TABLEEMU_TEST_COSMOS_CONNECTION_STRING" : "TABLEEMU_TEST_CONNECTION_STRING");
         }
         if (cs == null || cs.isEmpty()) {
             throw new IllegalStateException("no endpoint: run conformance/java/run.sh, or set "
@@ -64,7 +77,16 @@ final class Target {
         }
         ACCOUNT = kv.get("AccountName");
         KEY = kv.get("AccountKey");
-        ENDPOINT = endpoint.replaceAll("/+$", "");
+        WIRE_ENDPOINT = endpoint.replaceAll("/+$", "");
+        HttpClient netty = new NettyAsyncHttpClientBuilder().build();
+        if (COSMOS) {
+            java.net.URI wire = java.net.URI.create(WIRE_ENDPOINT);
+            ENDPOINT = wire.getScheme() + "://" + Cosmos.HOST + ":" + wire.getPort() + wire.getRawPath();
+            HTTP = new Cosmos.Redirect(netty, ENDPOINT, WIRE_ENDPOINT);
+        } else {
+            ENDPOINT = WIRE_ENDPOINT;
+            HTTP = netty;
+        }
         CONNECTION_STRING = "DefaultEndpointsProtocol=" + ENDPOINT.substring(0, ENDPOINT.indexOf(':'))
             + ";AccountName=" + ACCOUNT + ";AccountKey=" + KEY + ";TableEndpoint=" + ENDPOINT + ";";
         OWN_SERVER = "1".equals(System.getenv("TABLEEMU_OWN_SERVER"));
