@@ -205,7 +205,7 @@ func (s *Server) accountInHost(host string) (string, bool) {
 // connection string (config.go, CosmosEmulatorAccount) makes the SDKs send
 // Host "localhost:8902" and paths with no account segment ("/Tables",
 // "/mytable()"), signed for account "localhost" as "/localhost/Tables".
-// So a request whose host is exactly localhost (any port) and whose first
+// So a request whose host is localhost (any case, any port) and whose first
 // path segment does not name a configured account (with or without
 // "-secondary") is the account localhost's, host-style without a dot.
 // Path-style URLs on localhost ("http://localhost:8902/devstoreaccount1/…",

@@ -215,7 +215,6 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// listenError says why the port could not be bound, and what to do.
 // reachedAsLocalhost reports whether clients on this machine reach a
 // server listening on host (--tableHost) by the name localhost: a loopback
 // address, every interface, or localhost itself.
@@ -227,6 +226,7 @@ func reachedAsLocalhost(host string) bool {
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
+// listenError says why the port could not be bound, and what to do.
 func listenError(cfg emulator.Config, err error) string {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
