@@ -119,9 +119,38 @@ func (c Config) Cosmos() bool { return c.Profile == ProfileCosmos }
 // apply (HTTPServer).
 const NoKeepAliveTimeout time.Duration = -1
 
-// DefaultAccounts is the account list when AZURITE_ACCOUNTS is not set.
+// DefaultAccounts is the account list when AZURITE_ACCOUNTS is not set
+// (without the cosmos profile; Config.DefaultAccounts gives the profile's).
 func DefaultAccounts() []Account {
 	a, _ := parseAccounts(DevAccount + ":" + DevKey)
+	return a
+}
+
+// CosmosEmulatorAccount and CosmosEmulatorKey are the account name and the
+// well-known key of the connection string Microsoft documents for the API
+// for Table of its (Windows-only) Azure Cosmos DB emulator:
+// "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey=C2y6…==;
+// TableEndpoint=http://localhost:8902/;" (learn.microsoft.com/azure/cosmos-db/how-to-develop-emulator,
+// API for Table, whose sample is Azure-Samples/cosmos-db-table-javascript-samples
+// 601-emulator/app.js; the older learn.microsoft.com/azure/cosmos-db/local-emulator#table-api).
+// Under the cosmos profile the account is configured beside
+// devstoreaccount1, and requests to host "localhost" without an account
+// segment reach it (resource.go, docs/cosmos.md).
+const (
+	CosmosEmulatorAccount = "localhost"
+	CosmosEmulatorKey     = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+)
+
+// DefaultAccounts is the account list when AZURITE_ACCOUNTS is not set:
+// devstoreaccount1, and under the cosmos profile the Cosmos DB emulator's
+// account "localhost" after it. AZURITE_ACCOUNTS replaces both, as it
+// replaces devstoreaccount1 in Azurite: a list that should keep the
+// emulator's connection string working names localhost:<its key> too.
+func (c Config) DefaultAccounts() []Account {
+	if !c.Cosmos() {
+		return DefaultAccounts()
+	}
+	a, _ := parseAccounts(DevAccount + ":" + DevKey + ";" + CosmosEmulatorAccount + ":" + CosmosEmulatorKey)
 	return a
 }
 
@@ -295,7 +324,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		}
 		c.Accounts = accts
 	} else {
-		c.Accounts = DefaultAccounts()
+		c.Accounts = c.DefaultAccounts()
 	}
 	return c, nil
 }

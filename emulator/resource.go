@@ -69,6 +69,8 @@ func (s *Server) parseResource(host, requestURI string) (resource, *tableemu.Err
 	rest := raw
 	if acct, ok := s.hostAccount(host); ok {
 		res.account, res.hostStyle = acct, true
+	} else if s.cosmos && s.cosmosEmulatorHost(host, rest) {
+		res.account, res.hostStyle = CosmosEmulatorAccount, true
 	} else {
 		seg := strings.TrimPrefix(rest, "/")
 		i := strings.IndexByte(seg, '/')
@@ -196,6 +198,46 @@ func (s *Server) accountInHost(host string) (string, bool) {
 		return "", false
 	}
 	return label, true
+}
+
+// cosmosEmulatorHost reports whether a request under the cosmos profile is
+// addressed as to Microsoft's Azure Cosmos DB emulator: its documented
+// connection string (config.go, CosmosEmulatorAccount) makes the SDKs send
+// Host "localhost:8902" and paths with no account segment ("/Tables",
+// "/mytable()"), signed for account "localhost" as "/localhost/Tables".
+// So a request whose host is localhost (any case, any port) and whose first
+// path segment does not name a configured account (with or without
+// "-secondary") is the account localhost's, host-style without a dot.
+// Path-style URLs on localhost ("http://localhost:8902/devstoreaccount1/…",
+// what docs/cosmos.md gives for the SDKs' Cosmos mode) keep their
+// account. The one ambiguity, a table of account localhost named like a
+// configured account and addressed by its bare name (Insert Entity's
+// "POST /devstoreaccount1"), is read as path-style (docs/cosmos.md). Not
+// in the evidence (the emulator was not recorded); tableemu chooses what
+// the emulator's users' connection strings need. --disableProductStyleUrl
+// turns this off, as it turns off host-style addressing.
+func (s *Server) cosmosEmulatorHost(host, path string) bool {
+	if s.cfg.DisableProductStyleURL {
+		return false
+	}
+	if _, ok := s.accounts[CosmosEmulatorAccount]; !ok {
+		return false
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if !strings.EqualFold(host, "localhost") {
+		return false
+	}
+	seg := strings.TrimPrefix(path, "/")
+	if i := strings.IndexByte(seg, '/'); i >= 0 {
+		seg = seg[:i]
+	}
+	if name, err := url.PathUnescape(seg); err == nil {
+		seg = name
+	}
+	_, named := s.accounts[strings.TrimSuffix(seg, secondarySuffix)]
+	return !named
 }
 
 // parseKeyArgs reads "PartitionKey='p',RowKey='r'" (either order, optional

@@ -94,7 +94,7 @@ type Server struct {
 // does not exist, fails here with the data directory untouched.
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Accounts) == 0 {
-		cfg.Accounts = DefaultAccounts()
+		cfg.Accounts = cfg.DefaultAccounts()
 	}
 	tlsConfig, err := loadTLS(cfg) // run.go
 	if err != nil {

@@ -147,6 +147,12 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, a := range cfg.Accounts {
 		ep := emulator.Endpoint(cfg.Scheme(), addr, a.Name)
+		if cfg.Cosmos() && a.Name == emulator.CosmosEmulatorAccount && reachedAsLocalhost(cfg.Host) {
+			// The Cosmos DB emulator's account, in the form its documented
+			// connection string has: on localhost, no account segment
+			// (emulator/resource.go, docs/cosmos.md).
+			ep = cfg.Scheme() + "://" + net.JoinHostPort("localhost", port) + "/"
+		}
 		out.Printf("endpoint %s", ep)
 		out.Printf("connection string %s", emulator.ConnectionString(a, ep))
 	}
@@ -207,6 +213,17 @@ func run(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	out.Printf("stopped")
 	return 0
+}
+
+// reachedAsLocalhost reports whether clients on this machine reach a
+// server listening on host (--tableHost) by the name localhost: a loopback
+// address, every interface, or localhost itself.
+func reachedAsLocalhost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // listenError says why the port could not be bound, and what to do.

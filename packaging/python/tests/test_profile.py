@@ -19,7 +19,14 @@ def test_profile_cosmos_puts_the_sdk_in_its_cosmos_mode():
         # takes for Cosmos DB on any port but 10002.
         assert s.port not in (8902, 10002)
         assert s.endpoint == f"http://localhost:{s.port}/devstoreaccount1"
-        assert s.connection_strings == [s.connection_string]
+        # The first account's; the Cosmos DB emulator's account, printed
+        # in its documented form, follows (docs/cosmos.md).
+        assert s.connection_strings == [
+            s.connection_string,
+            "DefaultEndpointsProtocol=http;AccountName=localhost;"
+            "AccountKey=C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==;"
+            f"TableEndpoint=http://localhost:{s.port}/;",
+        ]
         assert s.connection_string.endswith(f";TableEndpoint=http://localhost:{s.port}/devstoreaccount1;")
         sent, got = [], []
         with TableServiceClient.from_connection_string(s.connection_string) as svc:
