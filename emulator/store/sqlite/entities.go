@@ -110,13 +110,19 @@ func (tx *Tx) stamp(prev int64) int64 {
 	return tx.shared
 }
 
+// nextSeq is the creation sequence of an entity inserted into partition
+// ?2 of table ?1 (0004_creation_order.sql): after every entity the
+// partition holds, read from the end of entities_by_seq. An upsert keeps
+// the seq of the entity it updates (its DO UPDATE leaves the column).
+const nextSeq = `(SELECT coalesce(max(seq), 0) + 1 FROM entities WHERE tid = ?1 AND pk = ?2)`
+
 // InsertEntity stores a new entity and sets its Timestamp;
 // ErrEntityExists if the keys are taken.
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 	ts := tx.stamp(0)
 	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
-		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
+		`INSERT INTO entities (tid, pk, rk, ts, props, seq) VALUES (?1, ?2, ?3, ?4, ?5, `+nextSeq+`)`,
 		t.ID, pk, rk, ts, props)
 	if isConstraint(err) {
 		return ErrEntityExists
@@ -145,7 +151,7 @@ func (tx *Tx) LoadEntity(t Table, e *edm.Entity) error {
 func (tx *Tx) put(t Table, e *edm.Entity, ts int64) error {
 	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
 	_, err := tx.exec(
-		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
+		`INSERT INTO entities (tid, pk, rk, ts, props, seq) VALUES (?1, ?2, ?3, ?4, ?5, `+nextSeq+`)
 		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
 		t.ID, pk, rk, ts, props)
 	if err != nil {
