@@ -43,9 +43,15 @@ var (
 // cosmosStatusDiffers names the Cosmos recordings in which tableemu
 // answers some entry with another status than Cosmos DB did, each with
 // why. The replay fails on a status difference in any other file, and on
-// a file listed here whose statuses all match. Today every status of the
-// 121 files matches; the map stays for recordings still to come.
-var cosmosStatusDiffers = map[string]string{}
+// a file listed here whose statuses all match.
+var cosmosStatusDiffers = map[string]string{
+	// Measured: entries 1-4 differ (2 of them a follow-on 404).
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_etag_duplicate_field.json": "Cosmos DB " +
+		"accepts an insert of the properties etag and Etag (201) and a merge of the two (204), and keeps only " +
+		"etag (answers and reads give etag alone, the merge's value); tableemu under the profile refuses the " +
+		"property name etag with 400 PropertyNameInvalid (docs/cosmos.md: the FAQ calls it reserved), so the " +
+		"insert and the merge are 400 and the reads after them 404",
+}
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
 // its own tableemu (in memory), and checks their statuses.
