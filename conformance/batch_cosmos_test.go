@@ -10,14 +10,14 @@ import (
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// TestCosmosBatchGoSDK: the Go SDK reads a $batch answer of tableemu
+// TestCosmosBatchGoSDK: the Go SDK, in its Cosmos mode (startCosmos), reads a $batch answer of tableemu
 // --profile cosmos — Cosmos DB for Table's part headers and error parts
 // (emulator/batchcosmos.go, docs/cosmos.md) — as it reads Table storage's:
 // a change set of every action succeeds; a failed one is a ResponseError
 // naming Cosmos DB's code, the failed part carrying its index, none for a
 // missing table.
 func TestCosmosBatchGoSDK(t *testing.T) {
-	tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Profile: emulator.ProfileCosmos})
+	tg, stop, err := startCosmos(emulator.Config{InMemory: true, Silent: true})
 	must(t, err)
 	defer stop()
 	c := tg.newTable(t)

@@ -10,14 +10,14 @@ import (
 	"github.com/tableemu/tableemu/emulator"
 )
 
-// TestCosmosRulesGoSDK: the Go SDK against tableemu --profile cosmos meets
+// TestCosmosRulesGoSDK: the Go SDK, in its Cosmos mode (startCosmos), against tableemu --profile cosmos meets
 // what Azure Cosmos DB for Table refuses or does not support (docs/cosmos.md,
 // "What Cosmos DB refuses or does not support") as ResponseErrors naming
 // Cosmos DB's codes: empty keys, its key sizes and reserved property names,
 // table ACLs and service properties, a table named in another case, a SAS
 // naming a key range.
 func TestCosmosRulesGoSDK(t *testing.T) {
-	tg, stop, err := startInProcess(emulator.Config{InMemory: true, Silent: true, Profile: emulator.ProfileCosmos})
+	tg, stop, err := startCosmos(emulator.Config{InMemory: true, Silent: true})
 	must(t, err)
 	defer stop()
 	c, name := tg.newNamedTable(t)
@@ -63,7 +63,7 @@ func TestCosmosRulesGoSDK(t *testing.T) {
 		if ranged {
 			q += "&spk=a&epk=z"
 		}
-		sc, err := aztables.NewClientWithNoCredential(tg.endpoint+"/"+name+"?"+q, clientOptions())
+		sc, err := aztables.NewClientWithNoCredential(tg.endpoint+"/"+name+"?"+q, tg.options())
 		must(t, err)
 		_, err = sc.GetEntity(ctx(), "p", "r", nil)
 		if !ranged {

@@ -43,9 +43,24 @@ var (
 // cosmosStatusDiffers names the Cosmos recordings in which tableemu
 // answers some entry with another status than Cosmos DB did, each with
 // why. The replay fails on a status difference in any other file, and on
-// a file listed here whose statuses all match. Today every status of the
-// 121 files matches; the map stays for recordings still to come.
-var cosmosStatusDiffers = map[string]string{}
+// a file listed here whose statuses all match.
+var cosmosStatusDiffers = map[string]string{
+	// Measured: entries 1-4 differ (2 of them a follow-on 404).
+	"python-cosmos/test_table_entity_cosmos.pyTestTableEntityCosmostest_etag_duplicate_field.json": "Cosmos DB " +
+		"accepts an insert of the properties etag and Etag (201) and a merge of the two (204), and keeps only " +
+		"etag (answers and reads give etag alone, the merge's value); tableemu under the profile refuses the " +
+		"property name etag with 400 PropertyNameInvalid (docs/cosmos.md: the FAQ calls it reserved), so the " +
+		"insert and the merge are 400 and the reads after them 404",
+	// Measured: entries 2, 3, 5 and 6 (update) and 1-4 (upsert) differ.
+	"python-cosmos/test_encoder_cosmos.pyTestTableEncoderCosmostest_encoder_update_entity_complex_keys.json": keysTyped,
+	"python-cosmos/test_encoder_cosmos.pyTestTableEncoderCosmostest_encoder_upsert_entity_complex_keys.json": keysTyped,
+}
+
+// keysTyped is why the encoder's complex-key update and upsert differ.
+const keysTyped = "Cosmos DB refuses a merge or replace whose body annotates a key with another type " +
+	"(PartitionKey@odata.type Edm.DateTime with RowKey@odata.type Edm.Guid, or PartitionKey@odata.type " +
+	"Edm.Binary) with 400 InvalidInput \"One of the input values is invalid.\", with or without If-Match; " +
+	"tableemu under the profile accepts them (204) as storage does (python/test_encoder…complex_keys)"
 
 // TestReplayCosmos replays the Cosmos DB for Table recordings, each against
 // its own tableemu (in memory), and checks their statuses.
@@ -147,8 +162,8 @@ func replayCosmosCorpus(t *testing.T, c replayCorpus) {
 // docs/cosmos.md: the order of listed tables and of query results, and
 // where the keys stand in an entity the .NET SDK wrote.
 var cosmosExactAtLeast = map[string]struct{ files, entries int }{
-	"PythonCosmos": {files: 102, entries: 599},
-	"NETCosmos":    {files: 9, entries: 52},
+	"PythonCosmos": {files: 116, entries: 736},
+	"NETCosmos":    {files: 9, entries: 108},
 }
 
 // cosmosProfile is the server a Cosmos recording is replayed against: in

@@ -3,7 +3,6 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -18,19 +17,7 @@ import (
 
 // cosmosBatchServer is batchServer under the cosmos profile.
 func cosmosBatchServer(t testing.TB) *httptest.Server {
-	t.Helper()
-	s, err := New(Config{InMemory: true, Silent: true, Profile: ProfileCosmos})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() { hs.Close(); s.Close() })
-	for _, name := range []string{"batchtbl", "other"} {
-		resp := send(t, signedTB(t, "POST", hs.URL, "/devstoreaccount1/Tables", `{"TableName":"`+name+`"}`))
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("create table %s: %d", name, resp.StatusCode)
-		}
-	}
+	_, hs := batchServerWith(t, Config{InMemory: true, Silent: true, Profile: ProfileCosmos})
 	return hs
 }
 

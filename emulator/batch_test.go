@@ -23,8 +23,14 @@ import (
 
 // batchServer is a test server with the tables "batchtbl" and "other".
 func batchServer(t testing.TB) (*Server, *httptest.Server) {
+	return batchServerWith(t, Config{InMemory: true, Silent: true})
+}
+
+// batchServerWith is batchServer on cfg (batch_cosmos_test.go: under the
+// cosmos profile).
+func batchServerWith(t testing.TB, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
-	s, err := New(Config{InMemory: true, Silent: true})
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

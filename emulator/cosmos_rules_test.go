@@ -266,14 +266,5 @@ func cosmosDoComp(t *testing.T, hs *httptest.Server, method, target, body string
 	if q, _ := url.ParseQuery(query); q.Get("comp") != "" {
 		signComp(req, path, q.Get("comp"))
 	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := hs.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return cosmosReply{resp.StatusCode, resp.Header, string(b)}
+	return cosmosSend(t, hs, req, hdr)
 }

@@ -21,6 +21,12 @@ func cosmosDo(t *testing.T, hs *httptest.Server, method, target, body string, hd
 	t.Helper()
 	req := signed(t, method, hs.URL, "/"+DevAccount+target, body)
 	req.Header.Set("x-ms-client-request-id", "client-1")
+	return cosmosSend(t, hs, req, hdr)
+}
+
+// cosmosSend sends req with hdr's headers and reads the whole answer.
+func cosmosSend(t *testing.T, hs *httptest.Server, req *http.Request, hdr map[string]string) cosmosReply {
+	t.Helper()
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}

@@ -17,7 +17,7 @@ from azure.data.tables import (
     generate_table_sas,
 )
 
-from conftest import DEV_ACCOUNT, DEV_KEY, port_free, start_server, table_name
+from conftest import COSMOS, DEV_ACCOUNT, DEV_KEY, port_free, start_server, table_name
 from helpers import expect_error
 
 
@@ -87,8 +87,16 @@ def test_wrong_key_and_account(server):
     other = TableServiceClient(server.endpoint.rsplit("/", 1)[0] + "/otheraccount",
                                credential=AzureNamedKeyCredential("otheraccount", DEV_KEY))
     with other:
-        with expect_error(ResourceNotFoundError, 404, "ResourceNotFound"):
-            list(other.list_tables())
+        if COSMOS:
+            # Under the profile, on host localhost, a first path segment
+            # naming no account is a table of the Cosmos DB emulator's
+            # account, localhost (docs/cosmos.md): signed for another
+            # account, the request fails its signature.
+            with expect_error(ClientAuthenticationError, 403, "AuthenticationFailed"):
+                list(other.list_tables())
+        else:
+            with expect_error(ResourceNotFoundError, 404, "ResourceNotFound"):
+                list(other.list_tables())
 
 
 def test_use_development_storage_on_10002(server):
