@@ -48,9 +48,11 @@ func atSchema(t *testing.T, url string, version int) *pgx.Conn {
 }
 
 // TestMigration0002: entities and snapshot entities written at schema 1
-// get a creation sequence in their key order; an insert then goes after
-// them, an upsert keeps its entity's place, and a snapshot and restore
-// keep them all (0002_creation_order.sql).
+// get creation sequence 0 (first in their partition, by RowKey); in a
+// store opened with CreationOrder an insert then goes after them, an
+// upsert keeps its entity's place, and a snapshot and restore keep them
+// all (0002_creation_order.sql). Without the option there is no
+// entities_by_seq and writes leave seq 0.
 func TestMigration0002(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.URL(t)
@@ -71,10 +73,43 @@ func TestMigration0002(t *testing.T) {
 		mustExec(`INSERT INTO snapshot_entities (stid, pk, rk, ts, props) VALUES (1, $1, $2, 638000000000000001, $3)`, key("c1"), key(rk), store.EncodeProps(nil))
 	}
 
-	s := openURL(t, url)
+	hasSeqIndex := func() bool {
+		t.Helper()
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass('entities_by_seq') IS NOT NULL`).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	plain := openURL(t, url)
+	if hasSeqIndex() {
+		t.Fatal("entities_by_seq without CreationOrder")
+	}
+	update(t, plain, func(tx *store.Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c9", RowKey: "o1"})
+	})
+	var seq int64
+	if err := conn.QueryRow(ctx, `SELECT seq FROM entities WHERE pk = $1`, key("c9")).Scan(&seq); err != nil || seq != 0 {
+		t.Fatalf("an insert without CreationOrder: seq %d, %v; want 0", seq, err)
+	}
+	mustExec(`DELETE FROM entities WHERE pk = $1`, key("c9"))
+	plain.Close()
+
+	s, err := Open(ctx, Options{URL: url, CreationOrder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if !hasSeqIndex() {
+		t.Fatal("no entities_by_seq under CreationOrder")
+	}
 	order := func(where string) string {
 		t.Helper()
-		rows, err := conn.Query(ctx, `SELECT pk, rk FROM `+where+` ORDER BY pk, seq`)
+		rows, err := conn.Query(ctx, `SELECT pk, rk FROM `+where+` ORDER BY pk, seq, rk`)
 		if err != nil {
 			t.Fatal(err)
 		}

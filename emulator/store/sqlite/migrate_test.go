@@ -240,9 +240,11 @@ func TestMigration0003(t *testing.T) {
 }
 
 // TestMigration0004: entities and snapshot entities written at schema 3
-// get a creation sequence in their key order, per partition; an insert
-// then goes after them, an upsert keeps its entity's, and a snapshot and
-// restore keep them all (0004_creation_order.sql).
+// get creation sequence 0 (first in their partition, by RowKey); in a
+// store opened with CreationOrder an insert then goes after them, an
+// upsert keeps its entity's, and a snapshot and restore keep them all
+// (0004_creation_order.sql). Without the option there is no
+// entities_by_seq and writes leave seq 0.
 func TestMigration0004(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -258,19 +260,19 @@ func TestMigration0004(t *testing.T) {
 	}
 	c.close()
 
-	s, err := openStore(ctx, Options{Dir: dir})
+	plain, err := openStore(ctx, Options{Dir: dir})
 	if err != nil {
 		t.Fatalf("Open on schema 3: %v", err)
 	}
-	defer s.Close()
-	if v := schemaVersion(t, s); v < 4 {
+	if v := schemaVersion(t, plain); v < 4 {
 		t.Fatalf("schema %d after Open", v)
 	}
+	var s *Store
 	seqs := func(table string) string {
 		t.Helper()
 		var got []string
 		err := s.View(ctx, func(tx *Tx) error {
-			rows, err := tx.query(`SELECT pk, rk, seq FROM ` + table + ` ORDER BY pk, seq`)
+			rows, err := tx.query(`SELECT pk, rk, seq FROM ` + table + ` ORDER BY pk, seq, rk`)
 			if err != nil {
 				return err
 			}
@@ -285,11 +287,52 @@ func TestMigration0004(t *testing.T) {
 		}
 		return strings.Join(got, " ")
 	}
-	if got, want := seqs("entities"), "c1/o1=1 c1/o2=2 c1/o3=3 c2/o1=1"; got != want {
+	s = plain
+	if got, want := seqs("entities"), "c1/o1=0 c1/o2=0 c1/o3=0 c2/o1=0"; got != want {
 		t.Fatalf("migrated entities: %s, want %s", got, want)
 	}
-	if got, want := seqs("snapshot_entities"), "c1/o1=1 c1/o2=2"; got != want {
+	if got, want := seqs("snapshot_entities"), "c1/o1=0 c1/o2=0"; got != want {
 		t.Fatalf("migrated snapshot entities: %s, want %s", got, want)
+	}
+	hasSeqIndex := func() bool {
+		t.Helper()
+		var n int
+		if err := s.View(ctx, func(tx *Tx) error {
+			return tx.queryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'entities_by_seq'`).Scan(&n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	if hasSeqIndex() {
+		t.Fatal("entities_by_seq without CreationOrder")
+	}
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c9", RowKey: "o1"})
+	})
+	if got, want := seqs("entities WHERE pk = 'c9'"), "c9/o1=0"; got != want {
+		t.Fatalf("an insert without CreationOrder: %s, want %s", got, want)
+	}
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		return tx.DeleteEntity(tb, "c9", "o1")
+	})
+	plain.Close()
+
+	s, err = openStore(ctx, Options{Dir: dir, CreationOrder: true})
+	if err != nil {
+		t.Fatalf("Open with CreationOrder: %v", err)
+	}
+	defer s.Close()
+	if !hasSeqIndex() {
+		t.Fatal("no entities_by_seq under CreationOrder")
 	}
 	update(t, s, func(tx *Tx) error {
 		tb, err := tx.GetTable("devstoreaccount1", "orders")
@@ -307,7 +350,7 @@ func TestMigration0004(t *testing.T) {
 		}
 		return tx.PutEntity(tb, &edm.Entity{PartitionKey: "c3", RowKey: "o1"}, 0)
 	})
-	want := "c1/o1=1 c1/o2=2 c1/o3=3 c1/o0=4 c2/o1=1 c3/o1=1"
+	want := "c1/o1=0 c1/o2=0 c1/o3=0 c1/o0=1 c2/o1=0 c3/o1=1"
 	if got := seqs("entities"); got != want {
 		t.Fatalf("after writes: %s, want %s", got, want)
 	}
@@ -329,7 +372,7 @@ func TestMigration0004(t *testing.T) {
 		}
 		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c1", RowKey: "o1"})
 	})
-	if got, moved := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"), "c1/o2=2 c1/o3=3 c1/o0=4 c1/o1=5 c2/o1=1 c3/o1=1"; got != moved {
+	if got, moved := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"), "c1/o2=0 c1/o3=0 c1/o0=1 c1/o1=2 c2/o1=0 c3/o1=1"; got != moved {
 		t.Fatalf("a deleted entity inserted again: %s, want %s", got, moved)
 	}
 	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "new"); return err })
@@ -337,7 +380,7 @@ func TestMigration0004(t *testing.T) {
 		t.Fatalf("after a second restore: %s, want %s", got, want)
 	}
 	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "old"); return err })
-	if got, want := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"), "c1/o1=1 c1/o2=2"; got != want {
+	if got, want := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"), "c1/o1=0 c1/o2=0"; got != want {
 		t.Fatalf("after restoring the migrated snapshot: %s, want %s", got, want)
 	}
 }
