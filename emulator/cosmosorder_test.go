@@ -97,3 +97,24 @@ func TestCosmosCreationOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestCosmosNoFilterCache: under the profile the SQLite store keeps no
+// filter cache (its queries read in creation order, which the cache does
+// not keep) and no memory limit is set for one.
+func TestCosmosNoFilterCache(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want int64
+	}{
+		{Config{}, DefaultCacheSize << 20},
+		{Config{Profile: ProfileCosmos}, 0},
+		{Config{Profile: ProfileCosmos, CacheSize: 64}, 0},
+	} {
+		if got := cacheBudget(tc.cfg); got != tc.want {
+			t.Errorf("profile %q, --cacheSize %d: budget %d, want %d", tc.cfg.Profile, tc.cfg.CacheSize, got, tc.want)
+		}
+		if got := MemoryLimit(tc.cfg); (got == 0) != (tc.want == 0) {
+			t.Errorf("profile %q: memory limit %d", tc.cfg.Profile, got)
+		}
+	}
+}

@@ -28,9 +28,12 @@ func openStore(cfg Config) (*store.Store, error) {
 }
 
 // cacheBudget is the SQLite store's filter cache budget in bytes, 0 for
-// none.
+// none. The cosmos profile has none: its queries read in creation order
+// (store.OrderCreation), and the cache holds tables in key order for the
+// scans of Table storage's, so it would only cost memory, the start-up's
+// reads and every write's copy.
 func cacheBudget(cfg Config) int64 {
-	if cfg.Database != "" || cfg.CacheSize < 0 {
+	if cfg.Database != "" || cfg.CacheSize < 0 || cfg.Cosmos() {
 		return 0
 	}
 	return int64(cmp.Or(cfg.CacheSize, DefaultCacheSize)) << 20

@@ -104,9 +104,9 @@ type ScanResult struct {
 // Where holds conditions on the columns pk and rk in the SQL both engines
 // accept (row-value comparisons included), with ? placeholders; Args are
 // the keys in their stored form (SortKey), as strings (and a creation
-// sequence, an int64, in a continuation under OrderCreation). Conds holds the same
-// conditions for an engine that walks the keys itself (the SQLite engine's
-// filter cache), one per element of Where.
+// sequence, an int64, in a continuation under OrderCreation). Conds holds
+// the same conditions for an engine that walks the keys itself (the SQLite
+// engine's filter cache), one per element of Where.
 type KeyBounds struct {
 	Where []string
 	Args  []any
