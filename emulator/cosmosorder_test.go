@@ -118,3 +118,53 @@ func TestCosmosNoFilterCache(t *testing.T) {
 		}
 	}
 }
+
+// TestCreationOrderAcrossProfiles: one data directory served in turn
+// without and with the profile. Entities written without it have no
+// creation sequence: under the profile they come first in their
+// partition, by RowKey, before those written under it, in the order
+// created (docs/cosmos.md, "order of query results"); without the profile
+// every entity answers in key order.
+func TestCreationOrderAcrossProfiles(t *testing.T) {
+	dir := t.TempDir()
+	serve := func(profile string, writes []string, want string) {
+		t.Helper()
+		s, err := New(Config{Location: dir, Silent: true, Profile: profile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s)
+		defer func() { hs.Close(); s.Close() }()
+		for _, rk := range writes {
+			if r := cosmosDo(t, hs, "PUT", "/order(PartitionKey='p',RowKey='"+rk+"')", `{}`, nil); r.status != 204 {
+				t.Fatalf("%s: upsert %s: %d %s", profile, rk, r.status, r.body)
+			}
+		}
+		r := cosmosDo(t, hs, "GET", "/order()", "", nil)
+		var page struct{ Value []struct{ RowKey string } }
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &page) != nil {
+			t.Fatalf("%s: query: %d %s", profile, r.status, r.body)
+		}
+		var got []string
+		for _, e := range page.Value {
+			got = append(got, e.RowKey)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: %s, want %s", profile, strings.Join(got, " "), want)
+		}
+	}
+	s, err := New(Config{Location: dir, Silent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	if r := cosmosDo(t, hs, "POST", "/Tables", `{"TableName":"order"}`, nil); r.status != 201 {
+		t.Fatalf("Create Table: %d %s", r.status, r.body)
+	}
+	hs.Close()
+	s.Close()
+	serve(ProfileStorage, []string{"m", "b"}, "b m")
+	serve(ProfileCosmos, []string{"z", "a"}, "b m z a")
+	serve(ProfileStorage, []string{"c"}, "a b c m z")
+	serve(ProfileCosmos, []string{"b", "y"}, "b c m z a y")
+}
