@@ -96,3 +96,49 @@ func TestCreationOrderPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestPageFullFromCache: a page read from the filter cache ends at the
+// entity its callback answers store.ErrPageFull for, as one read from
+// SQLite does.
+func TestPageFullFromCache(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var tb Table
+	if err := s.Update(ctx, func(tx *Tx) (err error) {
+		if tb, err = tx.CreateTable("a", "full"); err != nil {
+			return err
+		}
+		for _, rk := range []string{"a", "b", "c", "d"} {
+			if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: "p", RowKey: rk, Properties: []edm.Property{{Name: "N", Value: edm.NewInt32(1)}}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := odata.ParseFilter("N eq 1")
+	for _, cached := range []bool{true, false} {
+		cacheScans = cached
+		before := s.cacheHits.Load()
+		var got []string
+		var res ScanResult
+		err := s.View(ctx, func(tx *Tx) (err error) {
+			res, err = tx.ScanEntities(tb, EntityQuery{Top: 1000, Filter: f}, func(e *edm.Entity) error {
+				if e.RowKey == "c" {
+					return store.ErrPageFull
+				}
+				got = append(got, strings.Clone(e.RowKey)) // e points into the row buffer
+				return nil
+			})
+			return err
+		})
+		cacheScans = true
+		if err != nil || res.Next == nil || res.Next.RK != "c" || strings.Join(got, " ") != "a b" {
+			t.Errorf("cached %v: %v, next %+v, %v; want a b, next c", cached, got, res.Next, err)
+		}
+		if hits := s.cacheHits.Load() - before; (hits > 0) != cached {
+			t.Errorf("cached %v: %d pages from the cache", cached, hits)
+		}
+	}
+}
