@@ -144,9 +144,9 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 // follow the keys too): Cosmos DB keeps a merged entity's properties
 // where they were, and the keys, which no recording shows merged into an
 // entity that has them elsewhere than first, are taken to stay as well
-// (not in the evidence, docs/cosmos.md). The result takes over old's property slice
-// (old is GetEntity's copy, which apply no longer reads): a new slice was
-// a tenth of a merge's allocation.
+// (not in the evidence, docs/cosmos.md). The result takes over old's
+// property slice (old is GetEntity's copy, which apply no longer reads):
+// a new slice was a tenth of a merge's allocation.
 func merge(old, body *edm.Entity) *edm.Entity {
 	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey, Properties: old.Properties, Keys: old.Keys}
 	old.Properties = nil

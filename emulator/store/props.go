@@ -249,8 +249,8 @@ func DecodeProps(b []byte) ([]edm.Property, error) {
 
 // DecodePropsInto appends the properties of b to props. With alias, String
 // and Guid values point into b instead of being copied: the caller must
-// not use them once b changes (ScanEntities).
-// Keys' markers (keyplaces.go) are skipped: DecodeEntityProps reads them.
+// not use them once b changes (ScanEntities). The keys' markers
+// (keyplaces.go) are skipped: DecodeEntityProps reads them.
 func DecodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property, error) {
 	props, _, err := decodeProps(props, b, alias)
 	return props, err

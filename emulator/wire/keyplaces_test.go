@@ -110,3 +110,16 @@ func TestAppendEntityKeyPlaces(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendEntityCosmosKeysLast is BenchmarkAppendEntityCosmos with
+// the keys after the properties, as the .NET SDK sends them.
+func BenchmarkAppendEntityCosmosKeysLast(b *testing.B) {
+	e := sampleEntity()
+	e.Keys = edm.KeyPlaces{PK: uint16(len(e.Properties)), RK: uint16(len(e.Properties))}
+	o := &Options{Level: MinimalMetadata, Cosmos: true}
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendEntity(buf[:0], e, o)
+	}
+}
