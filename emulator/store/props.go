@@ -29,7 +29,9 @@ import (
 // Int32 (sqlfilter.go). Property names never contain '$' (they are
 // identifiers, wire.ValidatePropertyName). Doubles ±Inf are stored as
 // 9e999/-9e999, which SQLite reads as ±Inf; NaN, which has no JSON number
-// form, is the text "NaN".
+// form, is the text "NaN". Under the cosmos profile the object may also
+// hold two null members, "$p" and "$r", where the keys stood among the
+// properties (keyplaces.go).
 //
 // The blob is produced and read here, in Go, rather than through SQLite's
 // jsonb() and json(): that saves a text round trip on every write and read.
