@@ -63,12 +63,31 @@ func TestCosmosProfileRules(t *testing.T) {
 	}
 	mustStatus("storage, RowKey of 256 bytes", insert("storage", "p", strings.Repeat("r", 256), ""), 201)
 
-	// Reserved property names (FAQ), as spelt there.
-	for _, name := range []string{"ID", "rid", "etag", "ResourceId"} {
+	// Reserved property names (FAQ), as spelt there, but etag.
+	for _, name := range []string{"ID", "rid", "ResourceId"} {
 		wantCosmosError(t, "property "+name, insert("cosmos", "p", "reserved", `,"`+name+`":1`), 400, "PropertyNameInvalid", tableemu.New(tableemu.PropertyNameInvalid).Message, false, full)
 		mustStatus("storage, property "+name, insert("storage", "p", "reserved"+name, `,"`+name+`":1`), 201)
 	}
 	mustStatus("property Id", insert("cosmos", "p", "Id", `,"Id":1,"Rid":2,"ETag":3`), 201)
+
+	// etag: accepted, and of the names etag in any case the first alone is
+	// kept, on insert and on merge (python-cosmos
+	// …test_etag_duplicate_field); storage keeps them all.
+	mustStatus("insert etag and Etag", insert("cosmos", "p", "etag", `,"etag":"bar","Etag":"baz"`), 201)
+	mustBody := func(where string, r cosmosReply, want string) {
+		t.Helper()
+		if r.status != 200 || !strings.Contains(r.body, want) || strings.Contains(r.body, `"Etag"`) {
+			t.Fatalf("%s: %d %s, want %s and no Etag", where, r.status, r.body, want)
+		}
+	}
+	nometa := map[string]string{"Accept": "application/json;odata=nometadata"}
+	mustBody("read etag", cosmosDo(t, hs, "GET", "/rules(PartitionKey='p',RowKey='etag')", "", nometa), `"RowKey":"etag","etag":"bar","Timestamp"`)
+	mustStatus("merge etag and Etag", cosmosDo(t, hs, "MERGE", "/rules(PartitionKey='p',RowKey='etag')", `{"etag":"two","Etag":"three"}`, map[string]string{"If-Match": "*"}), 204)
+	mustBody("read merged etag", cosmosDo(t, hs, "GET", "/rules(PartitionKey='p',RowKey='etag')", "", nometa), `"RowKey":"etag","etag":"two","Timestamp"`)
+	mustStatus("storage, insert ETag, etag and Etag", insert("storage", "p", "etag", `,"ETag":"foo","etag":"bar","Etag":"baz"`), 201)
+	if r := cosmosDo(t, st, "GET", "/rules(PartitionKey='p',RowKey='etag')", "", nometa); !strings.Contains(r.body, `"ETag":"foo","etag":"bar","Etag":"baz"`) {
+		t.Fatalf("storage, read: %d %s", r.status, r.body)
+	}
 
 	// Inside a batch: the operation fails with the same code.
 	batch := changeset(strings.ReplaceAll(insertOp("p", ""), "batchtbl", "rules"))

@@ -187,15 +187,19 @@ func readBody(r *http.Request) ([]byte, error) {
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
 // EDMEntity does, still writes the entity the URL names). cosmos reads
-// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions) and
-// adds what only it refuses (wire.ValidateCosmosEntity: empty keys, its key
-// sizes, its reserved property names).
+// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions),
+// keeps one property named etag in any case (wire.CosmosETagProperties)
+// and adds what only it refuses (wire.ValidateCosmosEntity: empty keys,
+// its key sizes, its reserved property names).
 func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
 	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: cosmos})
 	if err != nil {
 		return nil, err
 	}
 	e := &d.Entity
+	if cosmos {
+		wire.CosmosETagProperties(e)
+	}
 	if fromURL {
 		e.PartitionKey, e.RowKey = pk, rk
 	} else if err := d.RequireKeys(); err != nil {
