@@ -189,8 +189,9 @@ func readBody(r *http.Request) ([]byte, error) {
 // EDMEntity does, still writes the entity the URL names). cosmos reads
 // typed values as Azure Cosmos DB for Table does (wire.DecodeOptions),
 // keeps one property named etag in any case (wire.CosmosETagProperties)
-// and adds what only it refuses (wire.ValidateCosmosEntity: empty keys,
-// its key sizes, its reserved property names).
+// and adds what only it refuses (wire.CosmosTypedKeys: keys typed
+// otherwise in a URL-addressed write; wire.ValidateCosmosEntity: empty
+// keys, its key sizes, its reserved property names).
 func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
 	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: cosmos})
 	if err != nil {
@@ -201,6 +202,11 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.En
 		wire.CosmosETagProperties(e)
 	}
 	if fromURL {
+		if cosmos {
+			if err := d.CosmosTypedKeys(); err != nil {
+				return nil, err
+			}
+		}
 		e.PartitionKey, e.RowKey = pk, rk
 	} else if err := d.RequireKeys(); err != nil {
 		return nil, err

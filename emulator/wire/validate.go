@@ -257,6 +257,25 @@ func CosmosETagProperties(e *edm.Entity) {
 	e.Properties = kept
 }
 
+// CosmosTypedKeys is Azure Cosmos DB for Table's rule for the keys of a
+// body whose entity the URL names (update, merge, the upserts; the cosmos
+// profile, docs/cosmos.md): neither may be annotated with a type other
+// than Edm.String, else 400 InvalidInput, as an insert's (RequireKeys).
+// Cosmos DB was recorded refusing a merge and a replace, with and
+// without If-Match, whose body annotates PartitionKey Edm.DateTime and
+// RowKey Edm.Guid, or PartitionKey Edm.Binary, with "One of the input
+// values is invalid." (python-cosmos test_encoder_cosmos
+// …test_encoder_update_entity_complex_keys, …upsert_entity_complex_keys);
+// Table storage takes them (python test_encoder…complex_keys).
+func (d *Decoded) CosmosTypedKeys() error {
+	if d.TypedKey == "" {
+		return nil
+	}
+	return tableemu.New(tableemu.InvalidInput).WithHint(
+		"Azure Cosmos DB for Table takes keys as strings, and %[1]s is annotated %[2]s. Send %[1]s without the "+
+			"annotation (or as Edm.String); Table storage takes it in an update, merge or upsert.", d.TypedKey, d.KeyType)
+}
+
 // ValidateCosmosEntity checks an entity body, after ValidateEntity, against
 // what only Azure Cosmos DB for Table refuses:
 //
