@@ -536,9 +536,18 @@ const cacheControl = "Cache-Control: no-cache\r\n"
 // appendLocation appends the rest of a Location (or DataServiceId) header
 // line for entity e, as insertReply builds its value.
 func appendLocation(b []byte, o *wire.Options, e *edm.Entity) []byte {
+	return append(appendLocationURL(b, o, e), "\r\n"...)
+}
+
+// appendLocationURL appends the URL of entity e as a Location header gives
+// it: as Table storage escapes its keys (wire.EntityPath), or under the
+// cosmos profile as Cosmos DB does (wire.AppendCosmosLocationPath).
+func appendLocationURL(b []byte, o *wire.Options, e *edm.Entity) []byte {
 	b = append(append(b, o.BaseURL...), '/')
-	b = wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
-	return append(b, "\r\n"...)
+	if o.Cosmos {
+		return wire.AppendCosmosLocationPath(b, o.Table, e.PartitionKey, e.RowKey)
+	}
+	return wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
 }
 
 func appendPartHeader(b []byte, name, value string) []byte {

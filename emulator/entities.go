@@ -355,7 +355,7 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 	r := reply{
 		status:   http.StatusCreated,
 		etag:     wire.ETag(e.Timestamp),
-		location: o.BaseURL + "/" + wire.EntityPath(o.Table, e.PartitionKey, e.RowKey),
+		location: string(appendLocationURL(make([]byte, 0, len(o.BaseURL)+len(o.Table)+len(e.PartitionKey)+len(e.RowKey)+30), o, e)),
 	}
 	if pref == "return-no-content" {
 		r.status = http.StatusNoContent
