@@ -34,8 +34,8 @@ func TestCosmosProfileRules(t *testing.T) {
 	mustStatus("storage create", cosmosDo(t, st, "POST", "/Tables", `{"TableName":"rules"}`, nil), 201)
 
 	// Empty keys: 400 PropertiesNeedValue, on insert and on an upsert
-	// addressed by URL (python-cosmos test_insert_entity_empty_string_pk;
-	// test_insert_entity_empty_string_rk in Azure/azure-sdk-assets).
+	// addressed by URL (python-cosmos test_insert_entity_empty_string_pk
+	// and …test_insert_entity_empty_string_rk, both in the corpus).
 	const empty = "PartitionKey/RowKey cannot be empty"
 	full := "application/json; odata=fullmetadata"
 	wantCosmosError(t, "empty PartitionKey", cosmosDo(t, hs, "POST", "/rules", `{"PartitionKey":"","RowKey":"rk"}`, nil), 400, "PropertiesNeedValue", empty, true, full)
