@@ -539,17 +539,6 @@ func appendLocation(b []byte, o *wire.Options, e *edm.Entity) []byte {
 	return append(appendLocationURL(b, o, e), "\r\n"...)
 }
 
-// appendLocationURL appends the URL of entity e as a Location header gives
-// it: as Table storage escapes its keys (wire.EntityPath), or under the
-// cosmos profile as Cosmos DB does (wire.AppendCosmosLocationPath).
-func appendLocationURL(b []byte, o *wire.Options, e *edm.Entity) []byte {
-	b = append(append(b, o.BaseURL...), '/')
-	if o.Cosmos {
-		return wire.AppendCosmosLocationPath(b, o.Table, e.PartitionKey, e.RowKey)
-	}
-	return wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
-}
-
 func appendPartHeader(b []byte, name, value string) []byte {
 	b = append(b, name...)
 	b = append(b, ": "...)

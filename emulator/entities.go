@@ -365,6 +365,17 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 	return r
 }
 
+// appendLocationURL appends the URL of entity e as a Location header gives
+// it: as Table storage escapes its keys (wire.EntityPath), or under the
+// cosmos profile as Cosmos DB does (wire.AppendCosmosLocationPath).
+func appendLocationURL(b []byte, o *wire.Options, e *edm.Entity) []byte {
+	b = append(append(b, o.BaseURL...), '/')
+	if o.Cosmos {
+		return wire.AppendCosmosLocationPath(b, o.Table, e.PartitionKey, e.RowKey)
+	}
+	return wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
+}
+
 func (c *call) encodeOptions(table string, sel []string) *wire.Options {
 	o := &wire.Options{Level: c.level, BaseURL: c.baseURL(), Account: c.res.account, Table: table, Select: sel, Cosmos: c.s.cosmos}
 	if len(sel) > 0 {
