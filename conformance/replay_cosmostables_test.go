@@ -24,7 +24,7 @@ var cosmosAllowed = map[string]string{
 		"by creation (four tables created as 0, 1, 2, 3 listed as 2, 0, 3, 1 in test_query_tables_with_marker and " +
 		"test_query_tables_with_num_results; of two tables, the one created first listed first in " +
 		"test_query_entities, …_with_top and …_with_top_and_next, last in test_query_zero_entities, " +
-		"…_full_metadata and …_with_select); its NextTableName is a resource id (8 bytes, the database's 4 the " +
+		"…_full_metadata, …_no_metadata and …_with_select); its NextTableName is a resource id (8 bytes, the database's 4 the " +
 		"same in both files), so the order is likely that of ids the service assigns. tableemu lists by name " +
 		"(docs/cosmos.md, \"Query Tables order\"). So for a Query Tables answer of a Cosmos recording the " +
 		"TableName values are compared as a multiset across one listing — a first page and the pages reached " +
