@@ -149,7 +149,7 @@ func appendKeyLiteral(b []byte, s string) []byte {
 // conformance/testdata/recordings/python-cosmos/test_encoder_cosmos.pyTestTableEncoderCosmostest_encoder_create_entity_basic.json,
 // entry 3), where Table storage escapes '@', '$' and '%' once (EntityPath).
 // No other recorded Location, odata.id or odata.editLink of Cosmos DB holds
-// a character either escaping changes but the quote; the rule is the
+// a character that either escaping changes, the quote aside; the rule is the
 // simplest that gives the recorded value, and tableemu applies it to every
 // byte (a space reads %2520, "é" %25C3%25A9): not in the evidence.
 func AppendCosmosLocationPath(b []byte, table, pk, rk string) []byte {
