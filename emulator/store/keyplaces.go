@@ -33,8 +33,8 @@ import "github.com/tableemu/tableemu/odata/edm"
 // Python's produce under the cosmos profile only. A release before this
 // one refuses an entity stored with markers as malformed (its
 // DecodePropsInto takes no key of fewer than three bytes): a read of it
-// is 500 InternalError, logged as "stored properties are malformed: key
-// "$p"", never a wrong answer; its other entities read as before.
+// is 500 InternalError (its log: stored properties are malformed: key
+// "$p"), never a wrong answer; its other entities read as before.
 
 // Marker keys, as stored: a TEXT element of two bytes, then a null.
 const (
