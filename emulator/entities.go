@@ -109,7 +109,7 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 		}
 	}
 	if next == w.entity {
-		next = &edm.Entity{PartitionKey: w.entity.PartitionKey, RowKey: w.entity.RowKey, Properties: slices.Clone(w.entity.Properties)}
+		next = &edm.Entity{PartitionKey: w.entity.PartitionKey, RowKey: w.entity.RowKey, Properties: slices.Clone(w.entity.Properties), Keys: w.entity.Keys}
 	}
 	// An entity written by Update, Merge or either upsert keeps its
 	// properties sorted by name, where an insert keeps the order sent: the
@@ -120,8 +120,15 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 	// as merge leaves them (python-cosmos test_update_entity,
 	// test_merge_entity, test_insert_or_merge_entity_with_existing_entity;
 	// net-cosmos UpsertAndQueryWithSingleQuoteNames; docs/cosmos.md).
+	//
+	// Where the keys stand goes with the order: a replace or an upsert
+	// that replaces takes the body's places, a merge into an existing
+	// entity keeps the stored ones (merge). The storage profile, sorting,
+	// keeps none (the keys first: what it always stored), so that an
+	// entity it writes is stored as before.
 	if !sentOrder {
 		slices.SortFunc(next.Properties, func(a, b edm.Property) int { return strings.Compare(a.Name, b.Name) })
+		next.Keys = edm.KeyPlaces{}
 	}
 	if err := tx.PutEntity(t, next, prev); err != nil {
 		return nil, storeErr(err)
@@ -132,11 +139,16 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 // merge applies a Merge body to the stored entity: properties in the body
 // replace value and type, the others stay, and new ones follow them
 // (docs/protocol.md 3.12); apply then sorts the result by name (not under
-// the cosmos profile). The result takes over old's property slice
-// (old is GetEntity's copy, which apply no longer reads): a new slice was
-// a tenth of a merge's allocation.
+// the cosmos profile). The keys stay where the stored entity has them
+// (edm.KeyPlaces counts the properties before each, so the new ones
+// follow the keys too): Cosmos DB keeps a merged entity's properties
+// where they were, and the keys, which no recording shows merged into an
+// entity that has them elsewhere than first, are taken to stay as well
+// (not in the evidence, docs/cosmos.md). The result takes over old's
+// property slice (old is GetEntity's copy, which apply no longer reads):
+// a new slice was a tenth of a merge's allocation.
 func merge(old, body *edm.Entity) *edm.Entity {
-	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey, Properties: old.Properties}
+	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey, Properties: old.Properties, Keys: old.Keys}
 	old.Properties = nil
 	for _, p := range body.Properties {
 		replaced := false
@@ -187,16 +199,26 @@ func readBody(r *http.Request) ([]byte, error) {
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
 // EDMEntity does, still writes the entity the URL names). cosmos reads
-// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions) and
-// adds what only it refuses (wire.ValidateCosmosEntity: empty keys, its key
-// sizes, its reserved property names).
+// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions),
+// keeps one property named etag in any case (wire.CosmosETagProperties)
+// and adds what only it refuses (wire.CosmosTypedKeys: keys typed
+// otherwise in a URL-addressed write; wire.ValidateCosmosEntity: empty
+// keys, its key sizes, its reserved property names).
 func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
 	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: cosmos})
 	if err != nil {
 		return nil, err
 	}
 	e := &d.Entity
+	if cosmos {
+		wire.CosmosETagProperties(e)
+	}
 	if fromURL {
+		if cosmos {
+			if err := d.CosmosTypedKeys(); err != nil {
+				return nil, err
+			}
+		}
 		e.PartitionKey, e.RowKey = pk, rk
 	} else if err := d.RequireKeys(); err != nil {
 		return nil, err
@@ -345,7 +367,7 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 	r := reply{
 		status:   http.StatusCreated,
 		etag:     wire.ETag(e.Timestamp),
-		location: o.BaseURL + "/" + wire.EntityPath(o.Table, e.PartitionKey, e.RowKey),
+		location: string(appendLocationURL(make([]byte, 0, len(o.BaseURL)+len(o.Table)+len(e.PartitionKey)+len(e.RowKey)+30), o, e)),
 	}
 	if pref == "return-no-content" {
 		r.status = http.StatusNoContent
@@ -353,6 +375,17 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 	}
 	r.body = wire.AppendEntityDocument(nil, e, o)
 	return r
+}
+
+// appendLocationURL appends the URL of entity e as a Location header gives
+// it: as Table storage escapes its keys (wire.EntityPath), or under the
+// cosmos profile as Cosmos DB does (wire.AppendCosmosLocationPath).
+func appendLocationURL(b []byte, o *wire.Options, e *edm.Entity) []byte {
+	b = append(append(b, o.BaseURL...), '/')
+	if o.Cosmos {
+		return wire.AppendCosmosLocationPath(b, o.Table, e.PartitionKey, e.RowKey)
+	}
+	return wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
 }
 
 func (c *call) encodeOptions(table string, sel []string) *wire.Options {
