@@ -217,7 +217,6 @@ func testQueryOrdinalOrder(t *testing.T, tg *target) {
 		t.Run("creation order", func(t *testing.T) {
 			// Cosmos DB answers a partition in the order its entities
 			// were created (docs/cosmos.md, "order of query results").
-			cosmosNotYet(t, tg, "order of query results")
 			if strings.Join(got, " ") != strings.Join(keys, " ") {
 				t.Fatalf("order %q, want %q", got, keys)
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -26,20 +25,31 @@ import (
 // ([{…}]) (python-cosmos test_query_entities_with_top_and_next, whose SDK
 // sends both back as received). Cosmos DB's token has the shape of a
 // document's resource id (16 bytes, the first 8 the table's, then a
-// counter); tableemu's carries its own position instead, the key the next
-// page starts at: standard base64, padded as Cosmos DB's, of a version byte,
-// the PartitionKey's length as a uvarint, the PartitionKey and the RowKey.
-// Clients treat it as opaque. The range is always the whole key space
-// ("" to "FF"): tableemu has one physical partition.
+// counter); tableemu's carries its own position instead, the entity the
+// next page starts at in creation order (store.OrderCreation): standard
+// base64, padded as Cosmos DB's, of a version byte (2), the PartitionKey's
+// length as a uvarint, the PartitionKey, the entity's creation sequence as
+// a uvarint, and the RowKey. Clients treat it as opaque. The range is
+// always the whole key space ("" to "FF"): tableemu has one physical
+// partition.
+//
+// Version 1, before the creation order, held the keys alone: a position
+// in key order, which means nothing in creation order. Such a token (from
+// a tableemu of before, still held by a client) is refused, 400
+// InvalidInput, with a hint to start the query again.
 //
 // Query Tables' NextTableName is, from Cosmos DB, 8 bytes in standard base64
 // ("BoZsAPosJ6A=", the shape of a table's resource id; python-cosmos
 // test_query_tables_with_marker); tableemu's is the base64, padded, of a
 // version byte and the name the next page starts at.
 
-// cosmosTokenVersion starts every token tableemu issues under the profile,
-// so that a change of form can tell its old tokens apart.
-const cosmosTokenVersion = 1
+// cosmosTokenVersion starts every entity token tableemu issues under the
+// profile, so that a change of form can tell its old tokens apart;
+// cosmosTableTokenVersion starts Query Tables' (unchanged since version 1).
+const (
+	cosmosTokenVersion      = 2
+	cosmosTableTokenVersion = 1
+)
 
 // cosmosKeyRange is the partition key range every entity token names.
 const cosmosKeyRange = `"range":{"min":"","max":"FF"}`
@@ -60,13 +70,13 @@ const cosmosMaxTop = 1<<31 - 1
 // uncapped, this is what bounds a page (and tableemu's memory for it).
 const cosmosMaxPage = 4 << 20
 
-// pageFull stops a scan whose page reached cosmosMaxPage: next is the key
-// of the first entity left out (cutPage). The scan's callback returns it,
-// rather than setting a variable of queryEntities', which would cost every
-// query an allocation.
-type pageFull struct{ next store.Key }
-
-func (*pageFull) Error() string { return "the page is full" }
+// entityOrder is the order queries of entities answer in.
+func (s *Server) entityOrder() store.Order {
+	if s.cosmos {
+		return store.OrderCreation
+	}
+	return store.OrderKeys
+}
 
 // maxTop is the largest $top a query of entities takes.
 func (s *Server) maxTop() int {
@@ -118,15 +128,24 @@ func (s *Server) entityStart(npk, nrk string) (*store.Key, error) {
 		tok.Range.Min == nil || *tok.Range.Min != "" || tok.Range.Max == nil || *tok.Range.Max != "FF" {
 		return nil, bad()
 	}
-	b, ok := cosmosTokenBytes(*tok.Token)
+	b, ok := cosmosTokenBytes(*tok.Token, cosmosTokenVersion)
 	if !ok {
+		if old, ok := cosmosTokenBytes(*tok.Token, 1); ok && len(old) > 0 {
+			return nil, oldCosmosToken(npk)
+		}
 		return nil, bad()
 	}
 	n, w := binary.Uvarint(b)
 	if w <= 0 || n > uint64(len(b)-w) {
 		return nil, bad()
 	}
-	k := &store.Key{PK: string(b[w : w+int(n)]), RK: string(b[w+int(n):])}
+	k := &store.Key{PK: string(b[w : w+int(n)])}
+	b = b[w+int(n):]
+	seq, w := binary.Uvarint(b)
+	if w <= 0 || seq > 1<<63-1 {
+		return nil, bad()
+	}
+	k.Seq, k.RK = int64(seq), string(b[w:])
 	if !keyText(k.PK) || !keyText(k.RK) {
 		return nil, bad()
 	}
@@ -145,10 +164,12 @@ func (c *call) setEntityNext(next *store.Key, continued bool) {
 		h.Set("x-ms-continuation-NextRowKey", encodeToken(next.RK))
 		return
 	}
-	raw := make([]byte, 0, 1+binary.MaxVarintLen64+len(next.PK)+len(next.RK))
+	raw := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(next.PK)+len(next.RK))
 	raw = append(raw, cosmosTokenVersion)
 	raw = binary.AppendUvarint(raw, uint64(len(next.PK)))
-	raw = append(append(raw, next.PK...), next.RK...)
+	raw = append(raw, next.PK...)
+	raw = binary.AppendUvarint(raw, uint64(next.Seq))
+	raw = append(raw, next.RK...)
 	// base64 needs no JSON escaping.
 	v := `{"token":"` + base64.StdEncoding.EncodeToString(raw) + `",` + cosmosKeyRange + `}`
 	if continued {
@@ -164,7 +185,7 @@ func (s *Server) tableToken(name string) string {
 	if !s.cosmos {
 		return encodeToken(name)
 	}
-	return base64.StdEncoding.EncodeToString(append([]byte{cosmosTokenVersion}, name...))
+	return base64.StdEncoding.EncodeToString(append([]byte{cosmosTableTokenVersion}, name...))
 }
 
 // tableAfter reads a NextTableName back.
@@ -172,7 +193,7 @@ func (s *Server) tableAfter(tok string) (string, error) {
 	if !s.cosmos {
 		return decodeToken(tok)
 	}
-	b, ok := cosmosTokenBytes(tok)
+	b, ok := cosmosTokenBytes(tok, cosmosTableTokenVersion)
 	if !ok || len(b) == 0 || !keyText(string(b)) {
 		return "", badCosmosToken("NextTableName", tok)
 	}
@@ -181,9 +202,9 @@ func (s *Server) tableAfter(tok string) (string, error) {
 
 // cosmosTokenBytes decodes a token's base64 and checks its version byte,
 // which it drops.
-func cosmosTokenBytes(tok string) ([]byte, bool) {
+func cosmosTokenBytes(tok string, version byte) ([]byte, bool) {
 	b, err := base64.StdEncoding.DecodeString(tok)
-	if err != nil || len(b) == 0 || b[0] != cosmosTokenVersion {
+	if err != nil || len(b) == 0 || b[0] != version {
 		return nil, false
 	}
 	return b[1:], true
@@ -203,18 +224,11 @@ func badCosmosToken(param, tok string) error {
 			"unchanged, to the same tableemu and profile.")
 }
 
-// cutPage ends a page cut short at cosmosMaxPage (err a *pageFull): its
-// next page starts at the entity left out.
-func cutPage(res store.ScanResult, err error) (store.ScanResult, error) {
-	if err == nil {
-		return res, nil
-	}
-	// full is declared here, past the common case: errors.As moves it to
-	// the heap.
-	var full *pageFull
-	if errors.As(err, &full) {
-		res.Next = &full.next
-		return res, nil
-	}
-	return res, err
+// oldCosmosToken refuses an entity continuation of version 1, issued by a
+// tableemu of before the creation order: a position in key order, which
+// the creation order cannot continue from (as InvalidInput, as
+// badCosmosToken).
+func oldCosmosToken(tok string) error {
+	return tableemu.New(tableemu.InvalidInput).WithDetail("continuation token NextPartitionKey=%q is of an earlier tableemu, which answered in key order", tok).
+		WithHint("queries under --profile cosmos now answer in creation order (docs/cosmos.md); start the query again without a continuation.")
 }

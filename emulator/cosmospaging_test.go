@@ -40,8 +40,8 @@ func pagingKeys() [][2]string {
 // TestCosmosPaging: under the profile a query of entities pages with Cosmos
 // DB for Table's continuation (NextPartitionKey an object, then an array;
 // NextRowKey "NA"), which the Go SDK sends back and tableemu resumes from,
-// page after page, in PartitionKey, RowKey order (docs/cosmos.md); Table
-// storage's form stays without the profile.
+// page after page, in PartitionKey then creation order (docs/cosmos.md);
+// Table storage's form and key order stay without the profile.
 func TestCosmosPaging(t *testing.T) {
 	for _, profile := range []string{ProfileCosmos, ProfileStorage} {
 		t.Run(profile, func(t *testing.T) {
@@ -57,7 +57,9 @@ func TestCosmosPaging(t *testing.T) {
 			}
 			tc := svc.NewClient("paging")
 			keys := pagingKeys()
-			for _, k := range keys {
+			// Inserted last key first: in creation order each partition
+			// comes backwards.
+			for _, k := range slices.Backward(keys) {
 				e, _ := json.Marshal(map[string]string{"PartitionKey": k[0], "RowKey": k[1]})
 				if _, err := tc.AddEntity(ctx, e, nil); err != nil {
 					t.Fatal(err)
@@ -92,8 +94,17 @@ func TestCosmosPaging(t *testing.T) {
 					t.Errorf("page %d: NextPartitionKey %q, NextRowKey %q: not Cosmos DB's form", pages, npk, nrk)
 				}
 			}
-			if pages != (len(keys)+2)/3 || fmt.Sprint(got) != fmt.Sprint(keys) {
-				t.Errorf("%d pages: %q\nwant %d pages: %q", pages, got, (len(keys)+2)/3, keys)
+			want := keys
+			if profile == ProfileCosmos {
+				want = nil
+				for i := 0; i < len(keys); i += 7 {
+					for j := i + 6; j >= i; j-- {
+						want = append(want, keys[j])
+					}
+				}
+			}
+			if pages != (len(keys)+2)/3 || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%d pages: %q\nwant %d pages: %q", pages, got, (len(keys)+2)/3, want)
 			}
 		})
 	}
@@ -123,6 +134,7 @@ func TestCosmosContinuationRefused(t *testing.T) {
 	if ok.status != 200 || !strings.Contains(ok.body, `"RowKey":"r1"`) || !cosmosLaterToken.MatchString(ok.h.Get("x-ms-continuation-NextPartitionKey")) {
 		t.Fatalf("second page without NextRowKey: %d %s %v", ok.status, ok.body, ok.h)
 	}
+	const hint, oldHint = "tableemu: send back the x-ms-continuation", "tableemu: queries under --profile cosmos now answer in creation order"
 	for name, q := range map[string]string{
 		"not JSON":            "NextPartitionKey=" + url.QueryEscape("qd5zAMLeWPQCAAAAAAAAAA==") + "&NextRowKey=NA",
 		"Cosmos DB's own":     "NextPartitionKey=" + url.QueryEscape(`{"token":"qd5zAMLeWPQCAAAAAAAAAA==","range":{"min":"","max":"FF"}}`) + "&NextRowKey=NA",
@@ -131,9 +143,12 @@ func TestCosmosContinuationRefused(t *testing.T) {
 		"NextRowKey not NA":   "NextPartitionKey=" + url.QueryEscape(good) + "&NextRowKey=1!4!cjE",
 		"a storage token":     "NextPartitionKey=1!4!cA&NextRowKey=1!4!cjE",
 		"token not base64":    "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "@@@@", 1)) + "&NextRowKey=NA",
-		"another version":     "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "AgFw", 1)) + "&NextRowKey=NA",
-		"length past the end": "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "AQVw", 1)) + "&NextRowKey=NA",
+		"another version":     "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "AwFw", 1)) + "&NextRowKey=NA",
+		"length past the end": "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "AgVw", 1)) + "&NextRowKey=NA",
+		"no sequence":         "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "AgFw", 1)) + "&NextRowKey=NA",
 		"NextTableName junk":  "NextTableName=" + url.QueryEscape("BoZsAPosJ6A="),
+		// Version 1 (p, r1), issued before the creation order.
+		"version 1": "NextPartitionKey=" + url.QueryEscape(strings.Replace(good, tok.Token, "AQFwcjE=", 1)) + "&NextRowKey=NA",
 	} {
 		target := "/tokens()?$top=1&" + q
 		if strings.HasPrefix(q, "NextTableName") {
@@ -141,8 +156,12 @@ func TestCosmosContinuationRefused(t *testing.T) {
 		}
 		r := cosmosDo(t, hs, "GET", target, "", nil)
 		wantCosmosError(t, name, r, 400, "InvalidInput", "One of the input values is invalid.", true, "application/json; odata=minimalmetadata")
-		if !strings.Contains(r.body, "tableemu: send back the x-ms-continuation") {
-			t.Errorf("%s: %s, want tableemu's hint", name, r.body)
+		want := hint
+		if name == "version 1" {
+			want = oldHint
+		}
+		if !strings.Contains(r.body, want) {
+			t.Errorf("%s: %s, want tableemu's hint %q", name, r.body, want)
 		}
 	}
 	// Without the profile, Cosmos DB's form is refused as any token

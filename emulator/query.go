@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/emulator/wire"
@@ -81,6 +80,11 @@ func (s *Server) queryEntities(c *call) error {
 		return err
 	}
 	eq := store.EntityQuery{Filter: filter, Top: top, CountScanned: s.ins != nil || s.thr != nil}
+	if s.cosmos {
+		// Cosmos DB for Table answers a partition's entities in the order
+		// they were created (docs/cosmos.md, "order of query results").
+		eq.Order = store.OrderCreation
+	}
 	pk, onePartition := store.FixedPartition(filter)
 	if s.thr != nil {
 		if err := s.thr.Admit(c.res.account, c.res.table, pk, onePartition, 0); err != nil {
@@ -148,11 +152,10 @@ func (s *Server) queryEntities(c *call) error {
 				// Cosmos DB ends a page at its response size limit
 				// (cosmospaging.go): this entity starts the next.
 				b, returned = b[:mark], returned-1
-				return &pageFull{store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}}
+				return store.ErrPageFull
 			}
 			return nil
 		})
-		res, err = cutPage(res, err)
 		b = append(b, ']')
 		if meta != "" && metaLast {
 			b = append(b, `,"odata.metadata":`...)

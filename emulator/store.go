@@ -11,23 +11,29 @@ import (
 
 // openStore opens the engine the configuration names: the SQLite file
 // under Location (or in memory) unless Database names a PostgreSQL
-// database (docs/postgres.md).
+// database (docs/postgres.md). Under the cosmos profile the store keeps
+// the entities' creation order, in which Cosmos DB for Table answers
+// queries (docs/cosmos.md, "order of query results"); Table storage's
+// profile does not pay for it.
 func openStore(cfg Config) (*store.Store, error) {
 	if cfg.Database != "" {
-		return postgres.Open(context.Background(), postgres.Options{URL: cfg.Database})
+		return postgres.Open(context.Background(), postgres.Options{URL: cfg.Database, CreationOrder: cfg.Cosmos()})
 	}
 	cache := cacheBudget(cfg)
 	if cache == 0 {
 		cache = -1
 	}
 	return sqlite.Open(context.Background(), sqlite.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync,
-		NoAutoIndex: cfg.NoAutoIndex, FilterCache: cache})
+		NoAutoIndex: cfg.NoAutoIndex, FilterCache: cache, CreationOrder: cfg.Cosmos()})
 }
 
 // cacheBudget is the SQLite store's filter cache budget in bytes, 0 for
-// none.
+// none. The cosmos profile has none: its queries read in creation order
+// (store.OrderCreation), and the cache holds tables in key order for the
+// scans of Table storage's, so it would only cost memory, the start-up's
+// reads and every write's copy.
 func cacheBudget(cfg Config) int64 {
-	if cfg.Database != "" || cfg.CacheSize < 0 {
+	if cfg.Database != "" || cfg.CacheSize < 0 || cfg.Cosmos() {
 		return 0
 	}
 	return int64(cmp.Or(cfg.CacheSize, DefaultCacheSize)) << 20

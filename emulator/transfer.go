@@ -33,6 +33,7 @@ func newTransfer(s *Server) *transfer.Transfer {
 		Authorize: s.authorizeAccount(accountTool{one: "an export or import", many: "exports and imports",
 			noSAS: "a SAS grants operations on tables, not an account's whole data", by: "tableemu export and import", doc: "docs/transfer.md"}),
 		Timeout: s.cfg.IsolationTimeout,
+		Order:   s.entityOrder(),
 	})
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/tableemu/tableemu/odata"
@@ -16,14 +17,42 @@ import (
 const ScanBudget = 50_000
 
 // Key addresses an entity; a continuation names the first entity of the
-// next page.
-type Key struct{ PK, RK string }
+// next page. Seq is the entity's creation sequence, set and read only
+// under OrderCreation (0 otherwise).
+type Key struct {
+	PK, RK string
+	Seq    int64
+}
+
+// Order is the order of a query's results.
+type Order uint8
+
+const (
+	// OrderKeys is Table storage's: PartitionKey, then RowKey (UTF-16
+	// ordinal; docs/protocol.md 6.3).
+	OrderKeys Order = iota
+	// OrderCreation is Cosmos DB for Table's (docs/cosmos.md, "order of
+	// query results"): PartitionKey, then, within a partition, the order
+	// the entities were created, an update keeping an entity's place. It
+	// reads the creation sequence that a store opened with its engine's
+	// CreationOrder option assigns; entities written without it have
+	// sequence 0 and come first in their partition, by RowKey.
+	OrderCreation
+)
+
+// ErrPageFull, returned by a ScanEntities callback, ends the page before
+// the entity it was called with: ScanEntities returns no error and a
+// Next that starts at that entity (a page cut at Cosmos DB's response
+// size limit, emulator/cosmospaging.go). The callback returns the
+// variable itself, never wrapped.
+var ErrPageFull = errors.New("store: the page is full")
 
 // EntityQuery selects entities for Query Entities.
 type EntityQuery struct {
 	Filter odata.Expr // nil: every entity
 	Top    int        // page size: 1..1000, or to 1<<31-1 under the cosmos profile (docs/cosmos.md)
 	Start  *Key       // continuation: start at this key (inclusive)
+	Order  Order      // OrderKeys (the zero value) or OrderCreation
 	Range  *KeyRange  // nil: the whole table
 	// CountScanned asks for ScanResult.Scanned on every page, at the cost
 	// of a count over the rows the page examined (design insight).
@@ -74,9 +103,10 @@ type ScanResult struct {
 //
 // Where holds conditions on the columns pk and rk in the SQL both engines
 // accept (row-value comparisons included), with ? placeholders; Args are
-// the keys in their stored form (SortKey), as strings. Conds holds the same
-// conditions for an engine that walks the keys itself (the SQLite engine's
-// filter cache), one per element of Where.
+// the keys in their stored form (SortKey), as strings (and a creation
+// sequence, an int64, in a continuation under OrderCreation). Conds holds
+// the same conditions for an engine that walks the keys itself (the SQLite
+// engine's filter cache), one per element of Where.
 type KeyBounds struct {
 	Where []string
 	Args  []any
@@ -177,7 +207,16 @@ func PlanKeys(filter odata.Expr) KeyBounds {
 // and SAS range.
 func Bounds(q EntityQuery) KeyBounds {
 	b := PlanKeys(q.Filter)
-	if q.Start != nil {
+	switch {
+	case q.Start != nil && q.Order == OrderCreation:
+		// The rows from the continuation on in (pk, seq, rk) order, the
+		// order a creation-order scan reads. As a KeyCond (which walks
+		// keys, never seq) it is the wider pk >= Start.PK.
+		pk := SortKey(q.Start.PK)
+		b.Where = append(b.Where, "(pk, seq, rk) >= (?, ?, ?)")
+		b.Args = append(b.Args, pk, q.Start.Seq, SortKey(q.Start.RK))
+		b.Conds = append(b.Conds, KeyCond{Col: KeyPK, Op: odata.Ge, PK: pk})
+	case q.Start != nil:
 		b.addPair(odata.Ge, q.Start.PK, q.Start.RK)
 	}
 	if r := q.Range; r != nil {

@@ -21,7 +21,8 @@ const exportPage = 1000
 //
 // The account's service properties go first (Sink.Properties), then each
 // table in the order of Query Tables (lower-cased name) with its stored
-// access policies, then its entities in PartitionKey, RowKey order, each
+// access policies, then its entities in PartitionKey, RowKey order (in
+// creation order within a partition under Config.Order), each
 // handed to the sink while the scan holds it. A table deleted while the
 // export runs is left out. The sink is not closed: its caller does.
 func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (sum Summary, err error) {
@@ -140,7 +141,7 @@ func (t *Transfer) exportTable(ctx context.Context, account, name string, sink S
 			sinkErr = err
 			return err
 		}
-		q := store.EntityQuery{Top: exportPage}
+		q := store.EntityQuery{Top: exportPage, Order: t.cfg.Order}
 		for {
 			if err := ctx.Err(); err != nil {
 				return err

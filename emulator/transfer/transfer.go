@@ -38,6 +38,11 @@ type Config struct {
 	Authorize func(r *http.Request, account string) error
 	// Timeout is how long an HTTP request may take (0: the default).
 	Timeout time.Duration
+	// Order is the order an export writes each table's entities in: the
+	// order the server answers queries in (store.OrderCreation under the
+	// cosmos profile), which an import into a server of the same profile
+	// keeps, as it writes them in the order read.
+	Order store.Order
 }
 
 // Transfer runs imports and exports on one server's store.

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"net/url"
 	"testing"
 
@@ -14,23 +15,33 @@ import (
 // statements, binary results), and with the simple protocol that a
 // transaction-pooling proxy such as PgBouncer needs
 // (default_query_exec_mode=simple_protocol: text results, arguments
-// quoted by pgx).
+// quoted by pgx); and the creation order's on stores opened with
+// CreationOrder.
 func TestContract(t *testing.T) {
 	for _, mode := range []string{"", "simple_protocol"} {
 		name := map[string]string{"": "prepared", "simple_protocol": "simple"}[mode]
 		t.Run(name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) *store.Store {
-				u, err := url.Parse(pgtest.URL(t))
-				if err != nil {
-					t.Fatal(err)
+			open := func(creationOrder bool) storetest.Open {
+				return func(t *testing.T) *store.Store {
+					u, err := url.Parse(pgtest.URL(t))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if mode != "" {
+						q := u.Query()
+						q.Set("default_query_exec_mode", mode)
+						u.RawQuery = q.Encode()
+					}
+					s, err := Open(context.Background(), Options{URL: u.String(), CreationOrder: creationOrder})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { s.Close() })
+					return s
 				}
-				if mode != "" {
-					q := u.Query()
-					q.Set("default_query_exec_mode", mode)
-					u.RawQuery = q.Encode()
-				}
-				return openURL(t, u.String())
-			})
+			}
+			storetest.Run(t, open(false))
+			t.Run("CreationOrder", func(t *testing.T) { storetest.RunCreationOrder(t, open(true)) })
 		})
 	}
 }

@@ -105,8 +105,7 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 		e.Timestamp = ts
 		return nil
 	}
-	n, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (tid, pk, rk) DO NOTHING`,
+	n, err := tx.exec(insertSQL(tx.e.creationOrder, false)+` ON CONFLICT (tid, pk, rk) DO NOTHING`,
 		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeEntityProps(e))
 	if err != nil {
 		return err
@@ -145,8 +144,7 @@ func (tx *Tx) put(t store.Table, e *edm.Entity, ts int64) error {
 		e.Timestamp = ts
 		return nil
 	}
-	_, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
+	_, err := tx.exec(insertSQL(tx.e.creationOrder, false)+upsertTail,
 		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeEntityProps(e))
 	if err != nil {
 		return err
@@ -182,8 +180,21 @@ var scanChunk = 1000
 // against store.ScanBudget, as in the SQLite engine: a page that examined
 // that many stops with a continuation at the next row. e and its strings
 // point into pgx's row buffer and are valid only during the call to fn.
+//
+// In creation order (store.OrderCreation, the cosmos profile) rows come in
+// (pk, seq, rk) order, through entities_by_seq, and the key range is a
+// condition on them. A store opened without CreationOrder has no sequence
+// (every entity's is 0) and maybe no index: it answers in key order.
 func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.Entity) error) (store.ScanResult, error) {
 	res := store.ScanResult{Scanned: -1, Read: -1, Shape: store.Classify(q.Filter)}
+	bySeq := q.Order == store.OrderCreation && tx.e.creationOrder
+	if !bySeq {
+		q.Order = store.OrderKeys
+	}
+	cols, order := "pk, rk, ts, props", " ORDER BY pk, rk"
+	if bySeq {
+		cols, order = "pk, rk, ts, props, seq", " ORDER BY pk, seq, rk"
+	}
 	b := store.Bounds(q)
 	rest := b.Rest
 	unfiltered := q.Filter == nil || b.Whole
@@ -200,6 +211,7 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 	}
 	var after []any // the last key read, once a chunk is done
 	var lastPK, lastRK []byte
+	var lastSeq int64
 	var e edm.Entity
 	n, examined := 0, 0
 	for {
@@ -208,13 +220,17 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 			// Up to the first row past the budget.
 			limit = min(scanChunk, scanBudget+1-examined)
 		}
-		sql := "SELECT pk, rk, ts, props FROM entities WHERE " + where
+		sql := "SELECT " + cols + " FROM entities WHERE " + where
 		qargs := args
 		if after != nil {
-			sql += fmt.Sprintf(" AND (pk, rk) > ($%d, $%d)", len(args)+1, len(args)+2)
+			if bySeq {
+				sql += fmt.Sprintf(" AND (pk, seq, rk) > ($%d, $%d, $%d)", len(args)+1, len(args)+2, len(args)+3)
+			} else {
+				sql += fmt.Sprintf(" AND (pk, rk) > ($%d, $%d)", len(args)+1, len(args)+2)
+			}
 			qargs = append(qargs, after...)
 		}
-		sql += fmt.Sprintf(" ORDER BY pk, rk LIMIT $%d", len(qargs)+1)
+		sql += fmt.Sprintf(order+" LIMIT $%d", len(qargs)+1)
 		qargs = append(qargs, limit)
 		rows, err := tx.query(sql, qargs...)
 		if err != nil {
@@ -226,18 +242,22 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 			got++
 			examined++
 			pk, rk, ts, props, err := rawRow(rows)
+			var seq int64
+			if err == nil && bySeq {
+				seq, err = int8Col(rows.RawValues()[4], rows.FieldDescriptions()[4].Format)
+			}
 			if err != nil {
 				rows.Close()
 				return res, err
 			}
 			if !unfiltered {
-				lastPK, lastRK = append(lastPK[:0], pk...), append(lastRK[:0], rk...)
+				lastPK, lastRK, lastSeq = append(lastPK[:0], pk...), append(lastRK[:0], rk...), seq
 			}
 			if !unfiltered && examined > scanBudget {
 				// The first row past the budget: the next page starts
 				// here, as the service continues a page cut at its time
 				// limit.
-				res.Next = &store.Key{PK: store.FromSortKey(string(pk)), RK: store.FromSortKey(string(rk))}
+				res.Next = &store.Key{PK: store.FromSortKey(string(pk)), RK: store.FromSortKey(string(rk)), Seq: seq}
 				done = true
 				break
 			}
@@ -252,7 +272,7 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 				continue
 			}
 			if n == q.Top {
-				res.Next = &store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}
+				res.Next = &store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey), Seq: seq}
 				done = true
 				break
 			}
@@ -261,6 +281,12 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 				return res, err
 			}
 			if err := fn(&e); err != nil {
+				if err == store.ErrPageFull {
+					// The page ends before this entity.
+					res.Next = &store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey), Seq: seq}
+					done = true
+					break
+				}
 				rows.Close()
 				return res, err
 			}
@@ -269,6 +295,9 @@ func (tx *Tx) ScanEntities(t store.Table, q store.EntityQuery, fn func(e *edm.En
 		if !done {
 			// The next chunk starts after the last row read.
 			after = []any{lastPK, lastRK}
+			if bySeq {
+				after = []any{lastPK, lastSeq, lastRK}
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

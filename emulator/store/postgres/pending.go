@@ -151,7 +151,7 @@ func (tx *Tx) send(sql string, args []any) (pgx.BatchResults, error) {
 		for j < len(tx.pending) && tx.pending[j].upsert == tx.pending[i].upsert {
 			j++
 		}
-		queueWrites(&b, tx.pending[i:j])
+		queueWrites(&b, tx.pending[i:j], tx.e.creationOrder)
 		what = append(what, owedWrites)
 		i = j
 	}
@@ -224,22 +224,45 @@ func (tx *Tx) flush() error {
 	return tx.note(br.Close())
 }
 
+// The entity INSERTs. Under the engine's CreationOrder each new row takes
+// the next value of entity_seq (migrations/0002_creation_order.sql); a
+// multi-row insert calls nextval as unnest returns its rows, in the order
+// of the arrays, which is the order the writes were made (a change set's
+// order). Without it the statements are those of before the sequence and
+// the column keeps its default, 0.
 const (
-	insertOne  = `INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)`
-	insertMany = `INSERT INTO entities (tid, pk, rk, ts, props)
-		SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::bytea[])`
-	upsertTail = ` ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`
+	insertOne     = `INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)`
+	insertOneSeq  = `INSERT INTO entities (tid, pk, rk, ts, props, seq) VALUES ($1, $2, $3, $4, $5, nextval('entity_seq'))`
+	unnestRows    = ` FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::bytea[]) AS u (tid, pk, rk, ts, props)`
+	insertMany    = `INSERT INTO entities (tid, pk, rk, ts, props) SELECT u.tid, u.pk, u.rk, u.ts, u.props` + unnestRows
+	insertManySeq = `INSERT INTO entities (tid, pk, rk, ts, props, seq) SELECT u.tid, u.pk, u.rk, u.ts, u.props, nextval('entity_seq')` + unnestRows
+	upsertTail    = ` ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`
 )
 
-// queueWrites queues ws, all inserts or all upserts, as one statement.
-func queueWrites(b *pgx.Batch, ws []pendingWrite) {
+// insertSQL is the INSERT of one row (many: of the unnest arrays), with
+// the creation sequence when seq.
+func insertSQL(seq, many bool) string {
+	switch {
+	case seq && many:
+		return insertManySeq
+	case seq:
+		return insertOneSeq
+	case many:
+		return insertMany
+	}
+	return insertOne
+}
+
+// queueWrites queues ws, all inserts or all upserts, as one statement;
+// seq is the engine's CreationOrder.
+func queueWrites(b *pgx.Batch, ws []pendingWrite, seq bool) {
 	tail := ""
 	if ws[0].upsert {
 		tail = upsertTail
 	}
 	if len(ws) == 1 {
 		w := ws[0]
-		b.Queue(insertOne+tail, w.tid, w.pk, w.rk, w.ts, w.props)
+		b.Queue(insertSQL(seq, false)+tail, w.tid, w.pk, w.rk, w.ts, w.props)
 		return
 	}
 	tids, tss := make([]int64, len(ws)), make([]int64, len(ws))
@@ -247,7 +270,7 @@ func queueWrites(b *pgx.Batch, ws []pendingWrite) {
 	for i, w := range ws {
 		tids[i], pks[i], rks[i], tss[i], props[i] = w.tid, w.pk, w.rk, w.ts, w.props
 	}
-	b.Queue(insertMany+tail, tids, pks, rks, tss, props)
+	b.Queue(insertSQL(seq, true)+tail, tids, pks, rks, tss, props)
 }
 
 // tableCache maps an account and lower-cased table name to the Table

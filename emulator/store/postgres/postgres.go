@@ -39,6 +39,13 @@ type Options struct {
 	// application_name, search_path, ...). The database must exist; Open
 	// creates tableemu's tables in it.
 	URL string
+	// CreationOrder keeps the creation order of entities, for queries in
+	// store.OrderCreation (the cosmos profile, docs/cosmos.md): an insert,
+	// or an upsert that inserts, takes the next value of entity_seq, and
+	// Open creates the index entities_by_seq if missing. Without it, as
+	// under Table storage, writes cost what they did before the sequence
+	// existed and leave it 0 (migrations/0002_creation_order.sql).
+	CreationOrder bool
 }
 
 // defaultMaxConns is the pool size unless the URL sets pool_max_conns:
@@ -61,6 +68,8 @@ type engine struct {
 	tables    tableCache
 	sweep     context.CancelFunc
 	sweepDone chan struct{}
+	// creationOrder is Options.CreationOrder (entities.go).
+	creationOrder bool
 }
 
 //go:embed migrations/*.sql
@@ -93,7 +102,7 @@ func openEngine(ctx context.Context, opts Options) (*engine, error) {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "tableemu"
 	}
 	c := cfg.ConnConfig
-	e := &engine{where: fmt.Sprintf("%s@%s/%s", c.User, hostPort(c.Host, c.Port), c.Database), now: time.Now}
+	e := &engine{where: fmt.Sprintf("%s@%s/%s", c.User, hostPort(c.Host, c.Port), c.Database), now: time.Now, creationOrder: opts.CreationOrder}
 	if e.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("PostgreSQL at %s: %s", e.where, redact(err, opts.URL))
 	}
@@ -104,6 +113,16 @@ func openEngine(ctx context.Context, opts Options) (*engine, error) {
 	if err := e.migrate(ctx); err != nil {
 		e.pool.Close()
 		return nil, fmt.Errorf("PostgreSQL at %s: creating tableemu's tables: %s", e.where, redact(err, opts.URL))
+	}
+	if e.creationOrder {
+		// Another process may create it at the same moment.
+		if err := retryRace(ctx, func() error {
+			_, err := e.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS entities_by_seq ON entities (tid, pk, seq, rk)`)
+			return err
+		}); err != nil {
+			e.pool.Close()
+			return nil, fmt.Errorf("PostgreSQL at %s: creating the index entities_by_seq: %s", e.where, redact(err, opts.URL))
+		}
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	e.sweep, e.sweepDone = cancel, make(chan struct{})

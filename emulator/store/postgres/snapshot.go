@@ -98,7 +98,7 @@ func (tx *Tx) SaveSnapshot(account, name string) (sn store.Snapshot, replaced bo
 			[]any{sid, t.name, t.created}, &stid); err != nil {
 			return sn, false, err
 		}
-		n, err := tx.exec(`INSERT INTO snapshot_entities (stid, pk, rk, ts, props) SELECT $1, pk, rk, ts, props FROM entities WHERE tid = $2`, stid, t.id)
+		n, err := tx.exec(`INSERT INTO snapshot_entities (stid, pk, rk, ts, props, seq) SELECT $1, pk, rk, ts, props, seq FROM entities WHERE tid = $2`, stid, t.id)
 		if err != nil {
 			return sn, false, err
 		}
@@ -202,7 +202,7 @@ func (tx *Tx) RestoreSnapshot(account, name string) (store.Snapshot, error) {
 			[]any{account, st.name, []byte(strings.ToLower(st.name)), st.created}, &tid); err != nil {
 			return sn, err
 		}
-		if _, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) SELECT $1, pk, rk, ts, props FROM snapshot_entities WHERE stid = $2`, tid, st.id); err != nil {
+		if _, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props, seq) SELECT $1, pk, rk, ts, props, seq FROM snapshot_entities WHERE stid = $2`, tid, st.id); err != nil {
 			return sn, err
 		}
 		if _, err := tx.exec(`INSERT INTO table_acl (tid, pos, id, start, expiry, permission)

@@ -9,18 +9,23 @@ import (
 )
 
 // TestContract runs the store contract suite (store/storetest) on a file
-// and in memory.
+// and in memory, and the creation order's on stores opened with
+// CreationOrder.
 func TestContract(t *testing.T) {
 	for _, mem := range []bool{false, true} {
 		name := map[bool]string{false: "file", true: "memory"}[mem]
 		t.Run(name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) *store.Store {
-				st, err := Open(context.Background(), Options{Dir: t.TempDir(), InMemory: mem})
-				if err != nil {
-					t.Fatal(err)
+			open := func(creationOrder bool) storetest.Open {
+				return func(t *testing.T) *store.Store {
+					st, err := Open(context.Background(), Options{Dir: t.TempDir(), InMemory: mem, CreationOrder: creationOrder})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return st
 				}
-				return st
-			})
+			}
+			storetest.Run(t, open(false))
+			t.Run("CreationOrder", func(t *testing.T) { storetest.RunCreationOrder(t, open(true)) })
 		})
 	}
 }

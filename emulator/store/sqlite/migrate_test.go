@@ -239,6 +239,152 @@ func TestMigration0003(t *testing.T) {
 	}
 }
 
+// TestMigration0004: entities and snapshot entities written at schema 3
+// get creation sequence 0 (first in their partition, by RowKey); in a
+// store opened with CreationOrder an insert then goes after them, an
+// upsert keeps its entity's, and a snapshot and restore keep them all
+// (0004_creation_order.sql). Without the option there is no
+// entities_by_seq and writes leave seq 0.
+func TestMigration0004(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := atSchema(t, dir, 3)
+	mustExec(t, c, `INSERT INTO tables (id, account, name, lname, created) VALUES (3, 'devstoreaccount1', 'Orders', 'orders', 638000000000000000)`)
+	for _, k := range [][2]string{{"c2", "o1"}, {"c1", "o2"}, {"c1", "o1"}, {"c1", "o3"}} {
+		mustExec(t, c, `INSERT INTO entities (tid, pk, rk, ts, props) VALUES (3, ?, ?, 638000000000000001, ?)`, k[0], k[1], store.EncodeProps(nil))
+	}
+	mustExec(t, c, `INSERT INTO snapshots (id, account, name, created, tables, entities) VALUES (1, 'devstoreaccount1', 'old', 638000000000000002, 1, 2)`)
+	mustExec(t, c, `INSERT INTO snapshot_tables (id, sid, name, created, entities) VALUES (1, 1, 'Orders', 638000000000000000, 2)`)
+	for _, rk := range []string{"o2", "o1"} {
+		mustExec(t, c, `INSERT INTO snapshot_entities (stid, pk, rk, ts, props) VALUES (1, 'c1', ?, 638000000000000001, ?)`, rk, store.EncodeProps(nil))
+	}
+	c.close()
+
+	plain, err := openStore(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open on schema 3: %v", err)
+	}
+	if v := schemaVersion(t, plain); v < 4 {
+		t.Fatalf("schema %d after Open", v)
+	}
+	var s *Store
+	seqs := func(table string) string {
+		t.Helper()
+		var got []string
+		err := s.View(ctx, func(tx *Tx) error {
+			rows, err := tx.query(`SELECT pk, rk, seq FROM ` + table + ` ORDER BY pk, seq, rk`)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				got = append(got, fmt.Sprintf("%s/%s=%d", rows.Text(0), rows.Text(1), rows.Int64(2)))
+			}
+			return rows.Close()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(got, " ")
+	}
+	s = plain
+	if got, want := seqs("entities"), "c1/o1=0 c1/o2=0 c1/o3=0 c2/o1=0"; got != want {
+		t.Fatalf("migrated entities: %s, want %s", got, want)
+	}
+	if got, want := seqs("snapshot_entities"), "c1/o1=0 c1/o2=0"; got != want {
+		t.Fatalf("migrated snapshot entities: %s, want %s", got, want)
+	}
+	hasSeqIndex := func() bool {
+		t.Helper()
+		var n int
+		if err := s.View(ctx, func(tx *Tx) error {
+			return tx.queryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'entities_by_seq'`).Scan(&n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	if hasSeqIndex() {
+		t.Fatal("entities_by_seq without CreationOrder")
+	}
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c9", RowKey: "o1"})
+	})
+	if got, want := seqs("entities WHERE pk = 'c9'"), "c9/o1=0"; got != want {
+		t.Fatalf("an insert without CreationOrder: %s, want %s", got, want)
+	}
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		return tx.DeleteEntity(tb, "c9", "o1")
+	})
+	plain.Close()
+
+	s, err = openStore(ctx, Options{Dir: dir, CreationOrder: true})
+	if err != nil {
+		t.Fatalf("Open with CreationOrder: %v", err)
+	}
+	defer s.Close()
+	if !hasSeqIndex() {
+		t.Fatal("no entities_by_seq under CreationOrder")
+	}
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c1", RowKey: "o0"}); err != nil {
+			return err
+		}
+		if err := tx.PutEntity(tb, &edm.Entity{PartitionKey: "c1", RowKey: "o2"}, 0); err != nil {
+			return err
+		}
+		if err := tx.LoadEntity(tb, &edm.Entity{PartitionKey: "c1", RowKey: "o1", Timestamp: 638000000000000009}); err != nil {
+			return err
+		}
+		return tx.PutEntity(tb, &edm.Entity{PartitionKey: "c3", RowKey: "o1"}, 0)
+	})
+	want := "c1/o1=0 c1/o2=0 c1/o3=0 c1/o0=1 c2/o1=0 c3/o1=1"
+	if got := seqs("entities"); got != want {
+		t.Fatalf("after writes: %s, want %s", got, want)
+	}
+	update(t, s, func(tx *Tx) error { _, _, err := tx.SaveSnapshot("devstoreaccount1", "new"); return err })
+	update(t, s, func(tx *Tx) error { _, err := tx.ResetAccount("devstoreaccount1"); return err })
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "new"); return err })
+	if got := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"); got != want {
+		t.Fatalf("after a snapshot and restore: %s, want %s", got, want)
+	}
+	// A restore over the restored table rewrites only the keys written
+	// since (entity_changes): a deleted entity comes back in its place.
+	update(t, s, func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "orders")
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteEntity(tb, "c1", "o1"); err != nil {
+			return err
+		}
+		return tx.InsertEntity(tb, &edm.Entity{PartitionKey: "c1", RowKey: "o1"})
+	})
+	if got, moved := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"), "c1/o2=0 c1/o3=0 c1/o0=1 c1/o1=2 c2/o1=0 c3/o1=1"; got != moved {
+		t.Fatalf("a deleted entity inserted again: %s, want %s", got, moved)
+	}
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "new"); return err })
+	if got := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"); got != want {
+		t.Fatalf("after a second restore: %s, want %s", got, want)
+	}
+	update(t, s, func(tx *Tx) error { _, err := tx.RestoreSnapshot("devstoreaccount1", "old"); return err })
+	if got, want := seqs("entities WHERE tid IN (SELECT id FROM tables WHERE account <> '')"), "c1/o1=0 c1/o2=0"; got != want {
+		t.Fatalf("after restoring the migrated snapshot: %s, want %s", got, want)
+	}
+}
+
 // TestNewerSchemaRefused: a database from a later tableemu (user_version
 // past the last migration here) is not opened, and not changed.
 func TestNewerSchemaRefused(t *testing.T) {

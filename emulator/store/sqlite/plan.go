@@ -33,7 +33,14 @@ type plannedQuery struct {
 	match               odata.Expr
 	matchSlot           int
 	pkArg, rkArg, tsArg int
+	// seq: the query is in creation order (store.OrderCreation) and
+	// every row carries its creation sequence in column seqCol.
+	seq bool
 }
+
+// seqCol is the column of a row's creation sequence under
+// store.OrderCreation.
+const seqCol = 5
 
 // plan builds the SQL for one page of q. The key range (store.PlanKeys, the
 // continuation, a SAS range) bounds the rows, and rows are read one of two
@@ -47,8 +54,28 @@ type plannedQuery struct {
 //   - through an automatic index (autoindex.go) on a property the filter
 //     compares with eq, gt or ge, reading only the entities whose property
 //     is in range, with the rest of the filter compiled to SQL.
+//
+// In creation order (store.OrderCreation, the cosmos profile) the scan
+// reads entities_by_seq in (pk, seq, rk) order instead of the primary key
+// (the index holds the primary key's rk after seq), and the key bounds are
+// conditions on its rows (within a partition they are not in key order).
+// INDEXED BY keeps SQLite from reading a key range by the primary key and
+// sorting it: tableemu_match must see the rows in the page's order to end
+// the page at the budget. Automatic indexes, whose matches come out in key
+// order, are neither used nor proposed. A store opened without
+// CreationOrder has no sequence (every entity's is 0) and maybe no index:
+// it answers in key order.
 func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
-	p := plannedQuery{bounds: store.Bounds(q)}
+	p := plannedQuery{bounds: store.Bounds(q), seq: q.Order == store.OrderCreation && tx.s.creationOrder}
+	if !p.seq && q.Order == store.OrderCreation && q.Start != nil {
+		// Key order: the continuation's sequence (0) means nothing.
+		q.Order = store.OrderKeys
+		p.bounds = store.Bounds(q)
+	}
+	from, order, cols := " FROM entities", " ORDER BY pk, rk", ""
+	if p.seq {
+		from, order, cols = " FROM entities INDEXED BY entities_by_seq", " ORDER BY pk, seq, rk", ", seq"
+	}
 	if p.bounds.Whole {
 		// A filter of key comparisons only (a point or range query) is
 		// exactly its primary-key range: no filter left to apply.
@@ -56,12 +83,12 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 	}
 	filter, residual := splitFilter(q.Filter)
 	p.residual = residual
-	if q.Filter != nil {
+	if q.Filter != nil && !p.seq {
 		p.indexable = indexableConjuncts(t.ID, q.Filter)
 	}
 	if ix, ok, err := tx.chooseIndex(t, p); err != nil {
 		return p, err
-	} else if ok {
+	} else if ok && !p.seq {
 		// Through the index: the partial index's condition tid = N must be
 		// in the query as a literal for SQLite to match it; ids are
 		// integers the store assigned, never client text.
@@ -80,22 +107,22 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		return p, nil
 	}
 
-	where := " FROM entities WHERE tid = ?" + p.bounds.And() + " ORDER BY pk, rk LIMIT ?"
+	where := from + " WHERE tid = ?" + p.bounds.And() + order + " LIMIT ?"
 	keyArgs := append([]any{t.ID}, p.bounds.Args...)
 	if q.Filter != nil && matchScans {
-		if ok, err := tx.planMatch(&p, keyArgs); ok || err != nil {
+		if ok, err := tx.planMatch(&p, keyArgs, from, order, cols); ok || err != nil {
 			return p, err
 		}
 	}
 	switch {
 	case q.Filter == nil:
 		// Every row is a match: the page itself bounds the scan.
-		p.sql = "SELECT pk, rk, ts, props, 1" + where
+		p.sql = "SELECT pk, rk, ts, props, 1" + cols + where
 		p.args = append(keyArgs, q.Top+1)
 		p.unfiltered = true
 	case filter.sql == "":
 		// Nothing for SQL: every row goes to odata.Eval.
-		p.sql = "SELECT pk, rk, ts, props, 1" + where
+		p.sql = "SELECT pk, rk, ts, props, 1" + cols + where
 		p.args = append(keyArgs, scanBudget+1)
 		p.budgeted = true
 	default:
@@ -104,7 +131,7 @@ func (tx *Tx) plan(t Table, q EntityQuery) (plannedQuery, error) {
 		// where the budget ran out without scanning them again. (Reading
 		// props for the rows that do not match costs almost nothing: the
 		// filter has loaded it already.)
-		p.sql = "SELECT pk, rk, ts, props, m FROM (SELECT pk, rk, ts, props, " + filter.sql + " AS m" + where + ")"
+		p.sql = "SELECT pk, rk, ts, props, m" + cols + " FROM (SELECT pk, rk, ts, props, " + filter.sql + " AS m" + cols + where + ")"
 		p.args = append(append(append([]any{}, filter.args...), keyArgs...), scanBudget+1)
 		p.budgeted = true
 	}
@@ -119,7 +146,7 @@ var matchScans = true
 // tableemu_match (scanfunc.go): when the filter, beyond its key bounds,
 // reads a property other than the keys and Timestamp. A filter on those
 // alone stays in SQL, which compares them without touching props.
-func (tx *Tx) planMatch(p *plannedQuery, keyArgs []any) (bool, error) {
+func (tx *Tx) planMatch(p *plannedQuery, keyArgs []any, from, order, cols string) (bool, error) {
 	rest := p.bounds.Rest
 	pk, rk, ts, user := filterRefs(rest)
 	if !user {
@@ -144,8 +171,14 @@ func (tx *Tx) planMatch(p *plannedQuery, keyArgs []any) (bool, error) {
 	}
 	// The match call comes last in WHERE: SQLite evaluates the terms in
 	// order, so it sees only rows inside every bound.
-	p.sql = "SELECT pk, rk, ts, props FROM entities WHERE tid = ?" + p.bounds.And() +
-		" AND " + matchFunc + "(" + args + ") ORDER BY pk, rk"
+	// In creation order the row carries seq in seqCol (the 1 fills the
+	// column other plans give the filter's verdict).
+	sel := "SELECT pk, rk, ts, props"
+	if cols != "" {
+		sel += ", 1" + cols
+	}
+	p.sql = sel + from + " WHERE tid = ?" + p.bounds.And() +
+		" AND " + matchFunc + "(" + args + ")" + order
 	p.args = keyArgs
 	p.match, p.matchSlot = rest, slot
 	p.residual = nil

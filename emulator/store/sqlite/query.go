@@ -41,7 +41,9 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 	}
 	res.Index = p.index
 	load := false
-	if p.match != nil && tx.reader && cacheScans && tx.s.fc.On() {
+	// The filter cache walks keys in key order: creation order (p.seq)
+	// reads SQLite.
+	if p.match != nil && !p.seq && tx.reader && cacheScans && tx.s.fc.On() {
 		// The snapshot begins before the cache is consulted, so that what
 		// the scan reads from SQLite is of the cache's version.
 		var one int
@@ -91,7 +93,7 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 			// tableemu_match let through a match, or the first row past
 			// the budget: the next page starts there.
 			if mf.ended {
-				res.Next = &Key{PK: fromSortKey(rows.Text(0)), RK: fromSortKey(rows.Text(1))}
+				res.Next = p.rowNext(rows)
 				break
 			}
 		} else if p.budgeted {
@@ -99,7 +101,7 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 			if examined > scanBudget {
 				// The first row past the budget: the next page starts
 				// here, as the service continues a page cut at its time limit.
-				res.Next = &Key{PK: fromSortKey(rows.Text(0)), RK: fromSortKey(rows.Text(1))}
+				res.Next = p.rowNext(rows)
 				break
 			}
 			if rows.Int64(4) == 0 {
@@ -117,13 +119,17 @@ func (tx *Tx) scanEntities(t Table, q EntityQuery, alias bool, fn func(e *edm.En
 		}
 		if n == q.Top {
 			// The continuation outlives the row: copy the keys.
-			res.Next = &Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}
+			res.Next = p.nextKey(rows, &e)
 			break
 		}
 		if err := lazy.Decode(); err != nil {
 			return res, err
 		}
 		if err := fn(&e); err != nil {
+			if err == store.ErrPageFull {
+				res.Next = p.nextKey(rows, &e)
+				break
+			}
 			return res, err
 		}
 		n++
@@ -172,6 +178,25 @@ func (tx *Tx) finishScan(t Table, p plannedQuery, q EntityQuery, res ScanResult,
 	}
 	res.Read = res.Scanned
 	return res, nil
+}
+
+// rowNext is the current row's keys, as a continuation starting there.
+func (p *plannedQuery) rowNext(r *rows) *Key {
+	k := &Key{PK: fromSortKey(r.Text(0)), RK: fromSortKey(r.Text(1))}
+	if p.seq {
+		k.Seq = r.Int64(seqCol)
+	}
+	return k
+}
+
+// nextKey is rowNext for a row read into e: a copy of its keys (e's may
+// point into the row buffer).
+func (p *plannedQuery) nextKey(r *rows, e *edm.Entity) *Key {
+	k := &Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}
+	if p.seq {
+		k.Seq = r.Int64(seqCol)
+	}
+	return k
 }
 
 // rowKey is a key column of the current row in its client form, pointing

@@ -134,7 +134,7 @@ func (tx *Tx) SaveSnapshot(account, name string) (sn Snapshot, replaced bool, er
 		if err != nil {
 			return sn, false, err
 		}
-		n, err := tx.exec(`INSERT INTO snapshot_entities (stid, pk, rk, ts, props) SELECT ?, pk, rk, ts, props FROM entities WHERE tid = ?`, stid, t.id)
+		n, err := tx.exec(`INSERT INTO snapshot_entities (stid, pk, rk, ts, props, seq) SELECT ?, pk, rk, ts, props, seq FROM entities WHERE tid = ?`, stid, t.id)
 		if err != nil {
 			return sn, false, err
 		}
@@ -322,7 +322,7 @@ func (tx *Tx) RestoreSnapshot(account, name string) (Snapshot, error) {
 			if err != nil {
 				return sn, err
 			}
-			if _, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) SELECT ?, pk, rk, ts, props FROM snapshot_entities WHERE stid = ?`, tid, st.id); err != nil {
+			if _, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props, seq) SELECT ?, pk, rk, ts, props, seq FROM snapshot_entities WHERE stid = ?`, tid, st.id); err != nil {
 				return sn, err
 			}
 		} else if _, err := tx.exec(`DELETE FROM table_acl WHERE tid = ?`, tid); err != nil {
@@ -396,8 +396,8 @@ func (tx *Tx) undoChanges(tid int64, st snapTable) (undone bool, err error) {
 		args []any
 	}{
 		{`DELETE FROM entities WHERE tid = ? AND (pk, rk) IN (SELECT pk, rk FROM entity_changes WHERE tid = ?)`, []any{tid, tid}},
-		{`INSERT INTO entities (tid, pk, rk, ts, props)
-			SELECT ?, s.pk, s.rk, s.ts, s.props FROM entity_changes c CROSS JOIN snapshot_entities s
+		{`INSERT INTO entities (tid, pk, rk, ts, props, seq)
+			SELECT ?, s.pk, s.rk, s.ts, s.props, s.seq FROM entity_changes c CROSS JOIN snapshot_entities s
 			ON s.stid = ? AND s.pk = c.pk AND s.rk = c.rk WHERE c.tid = ?`, []any{tid, st.id, tid}},
 		{`DELETE FROM entity_changes WHERE tid = ?`, []any{tid}},
 	} {

@@ -65,6 +65,14 @@ type Options struct {
 	// scans read (package filtercache); 0 means 512 MiB, a negative value
 	// turns it off.
 	FilterCache int64
+	// CreationOrder keeps the creation order of entities, for queries
+	// in store.OrderCreation (the cosmos profile, docs/cosmos.md): an
+	// insert, or an upsert that inserts, takes its partition's next
+	// creation sequence, read from the index entities_by_seq, which Open
+	// creates if missing. Without it, as under Table storage, writes
+	// cost what they did before the sequence existed (docs/benchmarks.md,
+	// "Creation order") and leave it 0 (0004_creation_order.sql).
+	CreationOrder bool
 }
 
 // Store is an open database. It is safe for concurrent use.
@@ -96,9 +104,11 @@ type Store struct {
 	// largestGroup is the most closures one commit has carried (tests).
 	largestGroup atomic.Int64
 	autoIdx      autoIndexes
-	tables       tableCache
-	fc           filtercache.Cache // cache.go
-	gc           collector         // deletes what resets and restores retire (gc.go)
+	// creationOrder is Options.CreationOrder (entities.go).
+	creationOrder bool
+	tables        tableCache
+	fc            filtercache.Cache // cache.go
+	gc            collector         // deletes what resets and restores retire (gc.go)
 
 	// cacheHits counts the pages answered from the filter cache,
 	// cacheWaits the scans that waited for a load (tests).
@@ -180,6 +190,13 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 			err = &DirError{Dir: opts.Dir, File: s.path, Err: err}
 		}
 		return nil, err
+	}
+	if opts.CreationOrder {
+		s.creationOrder = true
+		if err := s.withWriter(func(c *conn) error { return c.execScript(ctx, createSeqIndex) }); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open %s: %w", s.path, err)
+		}
 	}
 	if err := s.autoIdx.load(ctx, s); err != nil {
 		s.Close()

@@ -45,7 +45,14 @@ import (
 // TestFixtureReadsBack opens it too: the collector finishes the retired
 // table, a restore takes types/after away, and the rest reads back as in
 // the schema 2 fixture.
-var fixtureFiles = []string{"testdata/schema0002.sqlite", "testdata/schema0003.sqlite"}
+//
+// testdata/schema0004.sqlite (migration 0004, the creation sequence) holds
+// the content of the schema 3 fixture written by a store opened with
+// CreationOrder (the cosmos profile's), so that its entities have their
+// creation sequences: checkCreationOrder reads them back in the order
+// written. The older fixtures, opened with CreationOrder, answer in key
+// order (their entities have sequence 0).
+var fixtureFiles = []string{"testdata/schema0002.sqlite", "testdata/schema0003.sqlite", "testdata/schema0004.sqlite"}
 
 // fixtureEpoch is the clock while the fixture was written. Every table
 // creation and insert took the next tick from it (nextTimestamp), in the
@@ -149,7 +156,10 @@ func TestWriteFixture(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := openStore(ctx, Options{Dir: dir})
+	// From schema 4 on, the entities carry their creation sequence.
+	var n int
+	fmt.Sscan(want, &n)
+	s, err := openStore(ctx, Options{Dir: dir, CreationOrder: n >= 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,12 +281,13 @@ func writeSnapshotFixture(t *testing.T, s *Store) {
 	})
 }
 
-// openFixture opens a copy of a fixture with the current code.
-func openFixture(t *testing.T, file string) *Store {
+// openFixture opens a copy of a fixture with the current code, as the
+// cosmos profile opens it when creationOrder is set.
+func openFixture(t *testing.T, file string, creationOrder bool) *Store {
 	t.Helper()
 	dir := t.TempDir()
 	copyFile(t, filepath.Join(dir, FileName), file)
-	s, err := openStore(context.Background(), Options{Dir: dir})
+	s, err := openStore(context.Background(), Options{Dir: dir, CreationOrder: creationOrder})
 	if err != nil {
 		t.Fatalf("the current code cannot open the fixture %s: %v", file, err)
 	}
@@ -307,13 +318,61 @@ func sameValue(a, b edm.Value) bool {
 // exactly, and the upgraded database takes writes.
 func TestFixtureReadsBack(t *testing.T) {
 	for _, file := range fixtureFiles {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			s := openFixture(t, file)
-			if strings.HasSuffix(file, "schema0003.sqlite") {
-				checkSnapshotFixture(t, s)
+		for _, creationOrder := range []bool{false, true} {
+			name := filepath.Base(file)
+			if creationOrder {
+				name += "/CreationOrder"
 			}
-			checkFixture(t, s)
-		})
+			t.Run(name, func(t *testing.T) {
+				s := openFixture(t, file, creationOrder)
+				if !strings.HasSuffix(file, "schema0002.sqlite") {
+					checkSnapshotFixture(t, s)
+				}
+				if creationOrder {
+					checkCreationOrder(t, s, strings.HasSuffix(file, "schema0004.sqlite"))
+				}
+				checkFixture(t, s)
+			})
+		}
+	}
+}
+
+// checkCreationOrder reads FixtureTypes in creation order: the order the
+// fixture inserted its entities when they have sequences (withSeq: the
+// schema 4 fixture), else key order; partitions in key order either way.
+func checkCreationOrder(t *testing.T, s *Store, withSeq bool) {
+	t.Helper()
+	want := "/ a'b/c/d?e#f%g types/max types/min types/none types/special 😀/\uffff"
+	if withSeq {
+		want = "/ a'b/c/d?e#f%g types/max types/min types/special types/none 😀/\uffff"
+	}
+	var got []string
+	err := s.View(context.Background(), func(tx *Tx) error {
+		tb, err := tx.GetTable("devstoreaccount1", "FixtureTypes")
+		if err != nil {
+			return err
+		}
+		// Pages of two: the continuation carries the sequence.
+		q := EntityQuery{Top: 2, Order: store.OrderCreation}
+		for {
+			page, err := tx.QueryEntities(tb, q)
+			if err != nil {
+				return err
+			}
+			for _, e := range page.Entities {
+				got = append(got, e.PartitionKey+"/"+e.RowKey)
+			}
+			if page.Next == nil {
+				return nil
+			}
+			q.Start = page.Next
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("FixtureTypes in creation order: %q, want %q", g, want)
 	}
 }
 

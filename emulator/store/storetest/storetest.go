@@ -52,6 +52,7 @@ func Run(t *testing.T, open Open) {
 		{"BatchAtomic", testBatchAtomic},
 		{"SharedTimestamp", testSharedTimestamp},
 		{"LoadEntity", testLoadEntity},
+		{"OrderWithoutSequence", testOrderWithoutSequence},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

@@ -15,13 +15,19 @@ after(() => tg && tg.stop());
 
 const N = 2500;
 
+// ordered: Table storage answers by PartitionKey, then RowKey; Cosmos DB
+// for Table (tableemu --profile cosmos) by PartitionKey, then in the order
+// each partition's entities were created (docs/cosmos.md, "order of query
+// results"), which dt.seed's concurrent batches leave open here. Either way
+// every entity once.
 function ordered(rows) {
   for (let i = 1; i < rows.length; i++) {
     const a = rows[i - 1];
     const b = rows[i];
-    if (a.partitionKey > b.partitionKey || (a.partitionKey === b.partitionKey && a.rowKey >= b.rowKey)) return false;
+    if (a.partitionKey > b.partitionKey) return false;
+    if (!h.cosmos && a.partitionKey === b.partitionKey && a.rowKey >= b.rowKey) return false;
   }
-  return true;
+  return new Set(rows.map((r) => `${r.partitionKey}/${r.rowKey}`)).size === rows.length;
 }
 
 describe("data-tables: queries over 2,500 entities", () => {

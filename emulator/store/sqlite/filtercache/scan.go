@@ -1,6 +1,7 @@
 package filtercache
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/tableemu/tableemu/emulator/store"
@@ -80,6 +81,10 @@ func (t Tree) Scan(q *Scan, fn func(*edm.Entity) error) (examined, n int, next *
 			return false
 		}
 		if err = fn(&e); err != nil {
+			if err == store.ErrPageFull {
+				// The page ends before this entity (store.ErrPageFull).
+				next, err = &store.Key{PK: strings.Clone(e.PartitionKey), RK: strings.Clone(e.RowKey)}, nil
+			}
 			return false
 		}
 		n++
