@@ -102,7 +102,9 @@ type entry struct {
 // "ActivityId:" line (its back end's errors do; its gateway's 404, 409
 // and 412 do not). Each is as recorded from it
 // (conformance/testdata/recordings/python-cosmos and net-cosmos, the file
-// named beside each row).
+// named beside each row). A message holding %s names the input the error
+// is about (Error.Subject), as Cosmos DB's for PropertyNameInvalid names
+// the property.
 type cosmosAnswer struct {
 	code     Code
 	message  string
@@ -127,6 +129,13 @@ const CosmosSASKeyRange = "Shared access signature with PartitionKey or RowKey a
 // test_table_batch_cosmos…test_empty_batch) — code InvalidInput, answered
 // 400 for the whole request where Table storage answers 202.
 const CosmosBatchMalformed = "The batch request body is malformed. Please see https://docs.microsoft.com/en-us/rest/api/storageservices/performing-entity-group-transactions"
+
+// cosmosPropertyNameInvalid is Cosmos DB for Table's message for
+// PropertyNameInvalid, naming the property (Error.Subject) where Table
+// storage does not (python-cosmos
+// test_encoder_cosmos…test_encoder_create_entity_atypical_values, a
+// property named 123).
+const cosmosPropertyNameInvalid = "The property name '%s' is invalid. See https://docs.microsoft.com/en-us/rest/api/storageservices/Understanding-the-Table-Service-Data-Model"
 
 // table is the single source of status and default message per code.
 var table = map[Code]entry{
@@ -165,8 +174,8 @@ var table = map[Code]entry{
 	OperationTimedOut:                       {status: 500, message: "Operation could not be completed within the specified time."},
 	OutOfRangeInput:                         {status: 400, message: "One of the request inputs is out of range."},
 	PropertiesNeedValue:                     {status: 400, message: "The values are not specified for all properties in the entity.", cosmos: cosmosAnswer{message: "PartitionKey/RowKey cannot be empty", activity: true}}, // python-cosmos test_insert_entity_missing_pk
-	PropertyNameInvalid:                     {status: 400, message: "The property name is invalid."},
-	PropertyNameTooLong:                     {status: 400, message: "The property name exceeds the maximum allowed length (255)."}, // (O)
+	PropertyNameInvalid:                     {status: 400, message: "The property name is invalid.", cosmos: cosmosAnswer{message: cosmosPropertyNameInvalid, activity: true}},                                              // python-cosmos test_encoder_create_entity_atypical_values
+	PropertyNameTooLong:                     {status: 400, message: "The property name exceeds the maximum allowed length (255)."},                                                                                          // (O)
 	PropertyValueTooLarge:                   {status: 400, message: "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less."},
 	RequestBodyTooLarge:                     {status: 413, message: "The request body is too large and exceeds the maximum permissible limit."},
 	RequestHeaderFieldsTooLarge:             {status: 431, message: "The size of the request headers is too large."},
@@ -196,6 +205,10 @@ type Error struct {
 	// Detail, when set, is extra text for logs and the XML
 	// AuthenticationErrorDetail element; it never replaces Message.
 	Detail string
+	// Subject is the input the error is about (a property's name), for a
+	// message that names it: Cosmos DB's for PropertyNameInvalid
+	// (WithSubject). Table storage's messages do not.
+	Subject string
 	// cosmosOwn: Message is already Cosmos DB for Table's (NewCosmos),
 	// which Cosmos keeps.
 	cosmosOwn bool
@@ -248,6 +261,13 @@ func (e *Error) WithDetail(format string, args ...any) *Error {
 	return &c
 }
 
+// WithSubject returns a copy of e about subject (see Error.Subject).
+func (e *Error) WithSubject(subject string) *Error {
+	c := *e
+	c.Subject = subject
+	return &c
+}
+
 // HintPrefix starts the line tableemu adds to a message (WithHint).
 const HintPrefix = "\ntableemu: "
 
@@ -296,6 +316,9 @@ func (e *Error) Cosmos(urlErr bool) (c *Error, activity bool) {
 	msg := ca.message
 	if urlErr && e.Code == InvalidInput {
 		msg = CosmosURLInvalid
+	}
+	if strings.Contains(msg, "%s") {
+		msg = strings.Replace(msg, "%s", e.Subject, 1)
 	}
 	if msg != "" && !e.cosmosOwn {
 		_, hint, _ := strings.Cut(e.Message, HintPrefix)

@@ -152,3 +152,37 @@ func wantLenientRead(t *testing.T, what, body string) {
 		t.Errorf("%s: since is %s, want 2008-07-10T00:00:00Z", what, s)
 	}
 }
+
+// TestCosmosProfileAtypicalValues: what Azure Cosmos DB for Table refused
+// in the Python SDK's atypical-value tests where Table storage did
+// otherwise (python-cosmos test_encoder_cosmos…create_entity_atypical_values
+// entries 3 and 9, …upsert_entity_atypical_values entries 5, 6, 17, 18):
+// an unannotated integer outside Int64, which storage stores as a Double,
+// is 400 InvalidInput on an insert and on either upsert; a property named
+// 123 is 400 PropertyNameInvalid under both, Cosmos DB's message naming it.
+func TestCosmosProfileAtypicalValues(t *testing.T) {
+	hs := cosmosBatchServer(t)
+	_, st := batchServerWith(t, Config{InMemory: true, Silent: true})
+	const big = `{"PartitionKey":"PK1","RowKey":"RK1","Data":9223372036854775808000}`
+	const invalid = "One of the input values is invalid."
+	full := "application/json; odata=fullmetadata"
+	upsert := "/batchtbl(PartitionKey='PK1',RowKey='RK1')"
+	wantCosmosError(t, "insert 2^63·1000", cosmosDo(t, hs, "POST", "/batchtbl", big, nil), 400, "InvalidInput", invalid, true, full)
+	wantCosmosError(t, "upsert-merge 2^63·1000", cosmosDo(t, hs, "POST", upsert, big, map[string]string{"X-HTTP-Method": "MERGE"}), 400, "InvalidInput", invalid, true, full)
+	wantCosmosError(t, "upsert-replace 2^63·1000", cosmosDo(t, hs, "PUT", upsert, big, nil), 400, "InvalidInput", invalid, true, full)
+	if r := cosmosDo(t, hs, "GET", upsert, "", nil); r.status != 404 {
+		t.Fatalf("after the refusals: %d %s, want 404", r.status, r.body)
+	}
+	r := cosmosDo(t, st, "POST", "/batchtbl", big, map[string]string{"Accept": "application/json;odata=nometadata"})
+	if r.status != 201 || !strings.Contains(r.body, `"Data":9.2233720368547758E+21`) {
+		t.Fatalf("storage insert 2^63·1000: %d %s", r.status, r.body)
+	}
+
+	const named = "The property name '123' is invalid. See https://docs.microsoft.com/en-us/rest/api/storageservices/Understanding-the-Table-Service-Data-Model"
+	wantCosmosError(t, "property 123", cosmosDo(t, hs, "POST", "/batchtbl", `{"PartitionKey":"PK","RowKey":"RK","123":456}`, nil), 400, "PropertyNameInvalid", named, true, full)
+	wantCosmosError(t, "upsert, property 123", cosmosDo(t, hs, "PUT", "/batchtbl(PartitionKey='PK',RowKey='RK')", `{"123":456}`, nil), 400, "PropertyNameInvalid", named, true, full)
+	r = cosmosDo(t, st, "POST", "/batchtbl", `{"PartitionKey":"PK","RowKey":"RK","123":456}`, nil)
+	if r.status != 400 || !strings.Contains(r.body, `"PropertyNameInvalid"`) || !strings.Contains(r.body, `"The property name is invalid.\ntableemu: `) {
+		t.Fatalf("storage, property 123: %d %s", r.status, r.body)
+	}
+}

@@ -64,9 +64,12 @@ func TestCosmosProfileRules(t *testing.T) {
 	}
 	mustStatus("storage, RowKey of 256 bytes", insert("storage", "p", strings.Repeat("r", 256), ""), 201)
 
-	// Reserved property names (FAQ), as spelt there, but etag.
+	// Reserved property names (FAQ), as spelt there, but etag, in Cosmos
+	// DB's PropertyNameInvalid message, which names the property
+	// (python-cosmos …test_encoder_create_entity_atypical_values, "123").
 	for _, name := range []string{"ID", "rid", "ResourceId"} {
-		wantCosmosError(t, "property "+name, insert("cosmos", "p", "reserved", `,"`+name+`":1`), 400, "PropertyNameInvalid", tableemu.New(tableemu.PropertyNameInvalid).Message, false, full)
+		wantCosmosError(t, "property "+name, insert("cosmos", "p", "reserved", `,"`+name+`":1`), 400, "PropertyNameInvalid",
+			"The property name '"+name+"' is invalid. See https://docs.microsoft.com/en-us/rest/api/storageservices/Understanding-the-Table-Service-Data-Model", true, full)
 		mustStatus("storage, property "+name, insert("storage", "p", "reserved"+name, `,"`+name+`":1`), 201)
 	}
 	mustStatus("property Id", insert("cosmos", "p", "Id", `,"Id":1,"Rid":2,"ETag":3`), 201)

@@ -81,6 +81,17 @@ func TestDecodeCosmosTypedValues(t *testing.T) {
 		{"String 1e400", `"X@odata.type":"Edm.String","X":1e400`, nil, nil},
 		{"String \"42\"", `"X@odata.type":"Edm.String","X":"42"`, ptr(edm.NewString("42")), ptr(edm.NewString("42"))},
 
+		// An unannotated integer outside Int64: a Double in storage, refused
+		// by Cosmos DB (python-cosmos …test_encoder_create_entity_atypical_values
+		// entry 3); within Int64, or with a fraction or exponent, alike.
+		{"bare 2^63·1000", `"X":9223372036854775808000`, ptr(edm.NewDouble(9223372036854775808000)), nil},
+		{"bare -2^63-1", `"X":-9223372036854775809`, ptr(edm.NewDouble(-9223372036854775809)), nil},
+		{"String 2^63·1000", `"X@odata.type":"Edm.String","X":9223372036854775808000`, nil, nil},
+		{"bare 2^63-1", `"X":9223372036854775807`, ptr(edm.NewDouble(9223372036854775807)), ptr(edm.NewDouble(9223372036854775807))},
+		{"bare -2^63", `"X":-9223372036854775808`, ptr(edm.NewDouble(-9223372036854775808)), ptr(edm.NewDouble(-9223372036854775808))},
+		{"bare 9.2e21", `"X":9.2e21`, ptr(edm.NewDouble(9.2e21)), ptr(edm.NewDouble(9.2e21))},
+		{"bare 9223372036854775808000.0", `"X":9223372036854775808000.0`, ptr(edm.NewDouble(9223372036854775808000)), ptr(edm.NewDouble(9223372036854775808000))},
+
 		// Not in the evidence: refused under both.
 		{"String true", `"X@odata.type":"Edm.String","X":true`, nil, nil},
 		{"String false", `"X@odata.type":"Edm.String","X":false`, nil, nil},

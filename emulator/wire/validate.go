@@ -118,7 +118,7 @@ func propertyNameInvalid(name string) error {
 	// The service's sentence alone, as live answered a property named "123"
 	// (live-Py test_encoder_create_entity_atypical_values); the rule in the
 	// hint.
-	return tableemu.New(tableemu.PropertyNameInvalid).WithHint(
+	return tableemu.New(tableemu.PropertyNameInvalid).WithSubject(name).WithHint(
 		"%s is not a valid property name: names start with a letter or '_' and continue with letters, digits or '_'.", quote(name))
 }
 
@@ -306,7 +306,7 @@ func ValidateCosmosEntity(e *edm.Entity) error {
 		name := e.Properties[i].Name
 		for _, r := range cosmosReserved {
 			if name == r {
-				return tableemu.New(tableemu.PropertyNameInvalid).WithHint(
+				return tableemu.New(tableemu.PropertyNameInvalid).WithSubject(name).WithHint(
 					"Azure Cosmos DB for Table reserves the property names ID, rid and ResourceId; rename %s.", quote(name))
 			}
 		}
