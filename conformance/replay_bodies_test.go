@@ -188,6 +188,8 @@ func (r *replayer) jsonMember(where, path, k string, rm, am any, reqID string) {
 		r.matchTimestamp(where+p, rs, as)
 	case rIsStr && aIsStr && k == "value" && strings.HasSuffix(path, ".odata.error.message"):
 		r.matchMessage(where+p, rs, as, reqID)
+	case rIsStr && aIsStr && k == "TableName" && r.tablesPage && isTablesElement(where, path):
+		r.tableName(rs, as) // compared across the listing (cosmosTablesOrder)
 	default:
 		r.jsonValue(where, p, rm, am, reqID)
 	}

@@ -101,7 +101,12 @@ func (r *replayer) compare(e *recEntry, resp *http.Response, body []byte) {
 	}
 	r.compareHeaders("", recHeader, resp.Header)
 	r.compareErrorCode("", recHeader, resp.Header, resp.StatusCode, resp.Header.Get("Content-Type"), body, false)
+	r.tablesPage = r.beginTablesPage(e, resp.StatusCode) // cosmosTablesOrder
 	r.compareBody("", recCT, rec, resp.Header.Get("Content-Type"), body, reqID)
+	if r.tablesPage {
+		r.tablesPage = false
+		r.endTablesPage()
+	}
 }
 
 // compareStatus reports a different status, with both error codes; the

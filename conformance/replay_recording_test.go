@@ -25,6 +25,14 @@ import (
 // answer matched.
 func replayRecording(t testing.TB, c replayCorpus, name string, rec *recording, base emulator.Config) []replayDiff {
 	t.Helper()
+	diffs, _ := replayRecordingNotes(t, c, name, rec, base)
+	return diffs
+}
+
+// replayRecordingNotes is replayRecording, also returning what the
+// allowances of cosmosAllowed let pass, one line each.
+func replayRecordingNotes(t testing.TB, c replayCorpus, name string, rec *recording, base emulator.Config) ([]replayDiff, []string) {
+	t.Helper()
 	account := recordingAccount(c, rec)
 	if account == "" {
 		t.Fatalf("%s: no account name: the file has no Variables.TABLES_STORAGE_ACCOUNT_NAME and the corpus names none", name)
@@ -77,7 +85,8 @@ func replayRecording(t testing.TB, c replayCorpus, name string, rec *recording, 
 		}
 		r.entry(i, &rec.Entries[i])
 	}
-	return r.diffs
+	r.endListing()
+	return r.diffs, r.notes
 }
 
 // signedIdentity finds a user delegation key's SignedOid and SignedTid.
@@ -252,6 +261,9 @@ type replayer struct {
 	batchVersions      map[string]bool      // tableemu's version times first named by the batch answer being compared (allow "batch-clock")
 	tokens             map[string]*oneToOne // per query parameter: recorded continuation token → tableemu's (allow "continuation")
 	etagText           map[string]string    // tableemu's version time → the ETag it sent for it
+	listing            *tableListing        // the listing of tables being compared (cosmosTablesOrder)
+	tablesPage         bool                 // the entry being compared is a page of it
+	notes              []string             // the allowances of cosmosAllowed applied, for the log
 	diffs              []replayDiff
 	entryIndex         int    // the entry being compared
 	at                 string // the entry being compared, for messages

@@ -536,9 +536,7 @@ const cacheControl = "Cache-Control: no-cache\r\n"
 // appendLocation appends the rest of a Location (or DataServiceId) header
 // line for entity e, as insertReply builds its value.
 func appendLocation(b []byte, o *wire.Options, e *edm.Entity) []byte {
-	b = append(append(b, o.BaseURL...), '/')
-	b = wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
-	return append(b, "\r\n"...)
+	return append(appendLocationURL(b, o, e), "\r\n"...)
 }
 
 func appendPartHeader(b []byte, name, value string) []byte {

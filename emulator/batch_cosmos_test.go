@@ -193,23 +193,11 @@ func TestCosmosBatchMalformed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := postBatch(t, hs, c.contentType, c.body)
-			if r.StatusCode != 400 || r.Header.Get("x-ms-error-code") != "InvalidInput" || r.Header.Get("Content-Type") != "application/json; odata=fullmetadata" {
-				t.Fatalf("%d %q %q\n%s", r.StatusCode, r.Header.Get("x-ms-error-code"), r.Header.Get("Content-Type"), r.body)
-			}
-			var e struct {
-				E struct {
-					Code    string
-					Message struct{ Lang, Value string }
-				} `json:"odata.error"`
-			}
-			if err := json.Unmarshal([]byte(r.body), &e); err != nil {
-				t.Fatal(err)
-			}
-			m := cosmosMessage.FindStringSubmatch(e.E.Message.Value)
-			if e.E.Code != "InvalidInput" || e.E.Message.Lang != "en-us" || m == nil || m[2] == "" || m[2] != m[3] ||
-				m[1] != "The batch request body is malformed. Please see https://docs.microsoft.com/en-us/rest/api/storageservices/performing-entity-group-transactions" ||
-				!strings.Contains(e.E.Message.Value, "\ntableemu: ") || !strings.Contains(e.E.Message.Value, c.hint) {
-				t.Errorf("body %s", r.body)
+			wantCosmosError(t, name, cosmosReply{r.StatusCode, r.Header, r.body}, 400, "InvalidInput",
+				"The batch request body is malformed. Please see https://docs.microsoft.com/en-us/rest/api/storageservices/performing-entity-group-transactions",
+				true, "application/json; odata=fullmetadata")
+			if r.Header.Get("x-ms-error-code") != "InvalidInput" || !strings.Contains(r.body, `\ntableemu: `) || !strings.Contains(r.body, c.hint) {
+				t.Errorf("x-ms-error-code %q, want InvalidInput; want a hint with %q in %s", r.Header.Get("x-ms-error-code"), c.hint, r.body)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"net/url"
@@ -33,8 +34,8 @@ func TestCosmosProfileRules(t *testing.T) {
 	mustStatus("storage create", cosmosDo(t, st, "POST", "/Tables", `{"TableName":"rules"}`, nil), 201)
 
 	// Empty keys: 400 PropertiesNeedValue, on insert and on an upsert
-	// addressed by URL (python-cosmos test_insert_entity_empty_string_pk;
-	// test_insert_entity_empty_string_rk in Azure/azure-sdk-assets).
+	// addressed by URL (python-cosmos test_insert_entity_empty_string_pk
+	// and …test_insert_entity_empty_string_rk, both in the corpus).
 	const empty = "PartitionKey/RowKey cannot be empty"
 	full := "application/json; odata=fullmetadata"
 	wantCosmosError(t, "empty PartitionKey", cosmosDo(t, hs, "POST", "/rules", `{"PartitionKey":"","RowKey":"rk"}`, nil), 400, "PropertiesNeedValue", empty, true, full)
@@ -63,12 +64,64 @@ func TestCosmosProfileRules(t *testing.T) {
 	}
 	mustStatus("storage, RowKey of 256 bytes", insert("storage", "p", strings.Repeat("r", 256), ""), 201)
 
-	// Reserved property names (FAQ), as spelt there.
-	for _, name := range []string{"ID", "rid", "etag", "ResourceId"} {
+	// Reserved property names (FAQ), as spelt there, but etag.
+	for _, name := range []string{"ID", "rid", "ResourceId"} {
 		wantCosmosError(t, "property "+name, insert("cosmos", "p", "reserved", `,"`+name+`":1`), 400, "PropertyNameInvalid", tableemu.New(tableemu.PropertyNameInvalid).Message, false, full)
 		mustStatus("storage, property "+name, insert("storage", "p", "reserved"+name, `,"`+name+`":1`), 201)
 	}
 	mustStatus("property Id", insert("cosmos", "p", "Id", `,"Id":1,"Rid":2,"ETag":3`), 201)
+
+	// etag: accepted, and of the names etag in any case the first alone is
+	// kept, on insert and on merge (python-cosmos
+	// …test_etag_duplicate_field); storage keeps them all.
+	mustStatus("insert etag and Etag", insert("cosmos", "p", "etag", `,"etag":"bar","Etag":"baz"`), 201)
+	mustBody := func(where string, r cosmosReply, want string) {
+		t.Helper()
+		if r.status != 200 || !strings.Contains(r.body, want) || strings.Contains(r.body, `"Etag"`) {
+			t.Fatalf("%s: %d %s, want %s and no Etag", where, r.status, r.body, want)
+		}
+	}
+	nometa := map[string]string{"Accept": "application/json;odata=nometadata"}
+	mustBody("read etag", cosmosDo(t, hs, "GET", "/rules(PartitionKey='p',RowKey='etag')", "", nometa), `"RowKey":"etag","etag":"bar","Timestamp"`)
+	mustStatus("merge etag and Etag", cosmosDo(t, hs, "MERGE", "/rules(PartitionKey='p',RowKey='etag')", `{"etag":"two","Etag":"three"}`, map[string]string{"If-Match": "*"}), 204)
+	mustBody("read merged etag", cosmosDo(t, hs, "GET", "/rules(PartitionKey='p',RowKey='etag')", "", nometa), `"RowKey":"etag","etag":"two","Timestamp"`)
+	mustStatus("storage, insert ETag, etag and Etag", insert("storage", "p", "etag", `,"ETag":"foo","etag":"bar","Etag":"baz"`), 201)
+	if r := cosmosDo(t, st, "GET", "/rules(PartitionKey='p',RowKey='etag')", "", nometa); !strings.Contains(r.body, `"ETag":"foo","etag":"bar","Etag":"baz"`) {
+		t.Fatalf("storage, read: %d %s", r.status, r.body)
+	}
+
+	// Keys annotated with another type than Edm.String in a body whose
+	// entity the URL names: 400 InvalidInput, with or without If-Match
+	// (python-cosmos …test_encoder_update_entity_complex_keys,
+	// …upsert_entity_complex_keys); Edm.String passes; storage takes them
+	// all (TestInsertTypedKeys).
+	const invalid = "One of the input values is invalid."
+	typedURL := "/rules(PartitionKey='2022-04-01T09%3A30%3A45.000000Z',RowKey='38ab7d22-23d9-4fd5-bf0b-693dcbff3e11')"
+	for _, body := range []string{
+		`{"PartitionKey@odata.type":"Edm.DateTime","PartitionKey":"2022-04-01T09:30:45.000000Z","RowKey@odata.type":"Edm.Guid","RowKey":"38ab7d22-23d9-4fd5-bf0b-693dcbff3e11","Data":true}`,
+		`{"PartitionKey@odata.type":"Edm.Binary","PartitionKey":"YmluYXJ5ZGF0YQ==","RowKey":"1234","Data":1}`,
+		`{"PartitionKey":"x","RowKey@odata.type":"Edm.Int64","RowKey":"1"}`,
+	} {
+		for _, method := range []string{"PUT", "MERGE", "PATCH"} {
+			for _, hdr := range []map[string]string{nil, {"If-Match": "*"}} {
+				where := fmt.Sprintf("%s %v %s", method, hdr, body)
+				wantCosmosError(t, where, cosmosDo(t, hs, method, typedURL, body, hdr), 400, "InvalidInput", invalid, true, full)
+				mustStatus("storage, "+where, cosmosDo(t, st, method, typedURL, body, hdr), 204)
+			}
+		}
+	}
+	mustStatus("keys annotated Edm.String", cosmosDo(t, hs, "PUT", typedURL,
+		`{"PartitionKey@odata.type":"Edm.String","PartitionKey":"x","RowKey@odata.type":"Edm.String","RowKey":"y"}`, nil), 204)
+	// Inside a batch, the part fails as the request alone does (not in
+	// the evidence).
+	typedOp := "PATCH http://HOST/devstoreaccount1" + typedURL + " HTTP/1.1\nIf-Match: *\n\n" +
+		`{"PartitionKey@odata.type":"Edm.Binary","PartitionKey":"YmluYXJ5ZGF0YQ==","RowKey":"1234"}`
+	typedBatch := strings.ReplaceAll(changeset(typedOp), "HOST", strings.TrimPrefix(hs.URL, "http://"))
+	r0 := cosmosDo(t, hs, "POST", "/$batch", typedBatch, map[string]string{"Content-Type": batchCT})
+	if parts := partStatus.FindAllStringSubmatch(r0.body, -1); r0.status != 202 || len(parts) != 1 || parts[0][1] != "400" ||
+		!strings.Contains(r0.body, `"code":"InvalidInput"`) || !strings.Contains(r0.body, `"value":"0:`+invalid) {
+		t.Fatalf("batch, a merge with a Binary PartitionKey: %d %s", r0.status, r0.body)
+	}
 
 	// Inside a batch: the operation fails with the same code.
 	batch := changeset(strings.ReplaceAll(insertOp("p", ""), "batchtbl", "rules"))

@@ -187,16 +187,26 @@ func readBody(r *http.Request) ([]byte, error) {
 // URL: keys in the body are ignored, since the service addresses the entity
 // by its URL (an SDK that escapes body keys differently, as aztables'
 // EDMEntity does, still writes the entity the URL names). cosmos reads
-// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions) and
-// adds what only it refuses (wire.ValidateCosmosEntity: empty keys, its key
-// sizes, its reserved property names).
+// typed values as Azure Cosmos DB for Table does (wire.DecodeOptions),
+// keeps one property named etag in any case (wire.CosmosETagProperties)
+// and adds what only it refuses (wire.CosmosTypedKeys: keys typed
+// otherwise in a URL-addressed write; wire.ValidateCosmosEntity: empty
+// keys, its key sizes, its reserved property names).
 func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.Entity, error) {
 	d, err := wire.DecodeEntityWith(body, wire.DecodeOptions{Shared: true, Cosmos: cosmos})
 	if err != nil {
 		return nil, err
 	}
 	e := &d.Entity
+	if cosmos {
+		wire.CosmosETagProperties(e)
+	}
 	if fromURL {
+		if cosmos {
+			if err := d.CosmosTypedKeys(); err != nil {
+				return nil, err
+			}
+		}
 		e.PartitionKey, e.RowKey = pk, rk
 	} else if err := d.RequireKeys(); err != nil {
 		return nil, err
@@ -345,7 +355,7 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 	r := reply{
 		status:   http.StatusCreated,
 		etag:     wire.ETag(e.Timestamp),
-		location: o.BaseURL + "/" + wire.EntityPath(o.Table, e.PartitionKey, e.RowKey),
+		location: string(appendLocationURL(make([]byte, 0, len(o.BaseURL)+len(o.Table)+len(e.PartitionKey)+len(e.RowKey)+30), o, e)),
 	}
 	if pref == "return-no-content" {
 		r.status = http.StatusNoContent
@@ -353,6 +363,17 @@ func insertReply(o *wire.Options, e *edm.Entity, pref string) reply {
 	}
 	r.body = wire.AppendEntityDocument(nil, e, o)
 	return r
+}
+
+// appendLocationURL appends the URL of entity e as a Location header gives
+// it: as Table storage escapes its keys (wire.EntityPath), or under the
+// cosmos profile as Cosmos DB does (wire.AppendCosmosLocationPath).
+func appendLocationURL(b []byte, o *wire.Options, e *edm.Entity) []byte {
+	b = append(append(b, o.BaseURL...), '/')
+	if o.Cosmos {
+		return wire.AppendCosmosLocationPath(b, o.Table, e.PartitionKey, e.RowKey)
+	}
+	return wire.AppendEntityPath(b, o.Table, e.PartitionKey, e.RowKey)
 }
 
 func (c *call) encodeOptions(table string, sel []string) *wire.Options {

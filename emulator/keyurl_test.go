@@ -57,3 +57,47 @@ func TestEntityURLKeyEncoding(t *testing.T) {
 		t.Fatalf("batch insert: want %q in\n%s", loc, r.body)
 	}
 }
+
+// TestCosmosLocationKeyEncoding: under the cosmos profile an insert's
+// Location, alone (201 and 204) and in a batch part, escapes the keys as
+// Cosmos DB answered the Python SDK's insert of RowKey RK'@*$!%
+// (python-cosmos test_encoder_create_entity_basic, entry 3;
+// wire.AppendCosmosLocationPath):
+//
+//	Location: …/uttable015cb82f2c(PartitionKey='PK',RowKey='RK''@*$!%2525')
+//
+// odata.id and odata.editLink keep Table storage's escaping (no Cosmos
+// recording shows them for such keys).
+func TestCosmosLocationKeyEncoding(t *testing.T) {
+	_, hs := batchServerWith(t, Config{InMemory: true, Silent: true, Profile: ProfileCosmos})
+	base := hs.URL + "/devstoreaccount1/"
+	const path = "batchtbl(PartitionKey='PK',RowKey='RK''@*$!%2525')"
+	r := send(t, signedTB(t, "POST", hs.URL, "/devstoreaccount1/batchtbl", `{"PartitionKey":"PK","RowKey":"RK'@*$!%"}`))
+	if r.StatusCode != 201 || r.Header.Get("Location") != base+path {
+		t.Fatalf("insert: %d Location %q, want %q", r.StatusCode, r.Header.Get("Location"), base+path)
+	}
+	req := signedTB(t, "POST", hs.URL, "/devstoreaccount1/batchtbl", `{"PartitionKey":"a b","RowKey":"ä"}`)
+	req.Header.Set("Prefer", "return-no-content")
+	r = send(t, req)
+	const want = "batchtbl(PartitionKey='a%2520b',RowKey='%25C3%25A4')"
+	if r.StatusCode != 204 || r.Header.Get("Location") != base+want || r.Header.Get("DataServiceId") != "" {
+		t.Fatalf("return-no-content: %d Location %q DataServiceId %q, want %q and none", r.StatusCode,
+			r.Header.Get("Location"), r.Header.Get("DataServiceId"), base+want)
+	}
+	req = signedTB(t, "GET", hs.URL, "/devstoreaccount1/batchtbl(PartitionKey='PK',RowKey='RK''%40*%24!%25')", "")
+	req.Header.Set("Accept", "application/json;odata=fullmetadata")
+	r = send(t, req)
+	var e struct {
+		ID       string `json:"odata.id"`
+		EditLink string `json:"odata.editLink"`
+	}
+	const storagePath = "batchtbl(PartitionKey='PK',RowKey='RK''%40*%24!%25')"
+	if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.ID != base+storagePath || e.EditLink != storagePath {
+		t.Fatalf("fullmetadata: odata.id %q, odata.editLink %q (%v), want %q", e.ID, e.EditLink, err, storagePath)
+	}
+	r = postBatch(t, hs, batchCT, changeset("POST http://HOST/devstoreaccount1/batchtbl HTTP/1.1\n"+
+		"Content-Type: application/json\nPrefer: return-no-content\n\n"+`{"PartitionKey":"PK","RowKey":"$@%"}`))
+	if loc := "Location: " + base + "batchtbl(PartitionKey='PK',RowKey='$@%2525')\r\n"; r.StatusCode != 202 || !strings.Contains(r.body, loc) {
+		t.Fatalf("batch insert: want %q in\n%s", loc, r.body)
+	}
+}

@@ -18,9 +18,12 @@
 //     bearer tokens), the faults add-on, content negotiation (format.go),
 //     and the operation's handler;
 //   - the operations: tables.go (tables), entities.go (single entities),
-//     query.go (queries and continuation), batch.go with batchparse.go and
-//     batchfail.go ($batch), acl.go (stored access policies), service.go
-//     (service properties and stats), delegation.go (user delegation keys);
+//     query.go (queries and continuation) with cosmospaging.go (the
+//     continuation tokens of the cosmos profile), batch.go with
+//     batchparse.go and batchfail.go ($batch) and batchcosmos.go (a $batch
+//     answer under the cosmos profile), acl.go (stored access policies),
+//     service.go (service properties and stats), delegation.go (user
+//     delegation keys);
 //   - the answer: format.go (headers and JSON, with bufpool.go's buffers)
 //     or errors.go (the one error writer, with hints.go's hints).
 //

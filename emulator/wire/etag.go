@@ -135,6 +135,58 @@ func appendKeyLiteral(b []byte, s string) []byte {
 	return b
 }
 
+// AppendCosmosLocationPath appends the table and keys of an entity as
+// Azure Cosmos DB for Table writes them in a Location header (the cosmos
+// profile, docs/cosmos.md): inside the quotes a quote is doubled, and the
+// key is then escaped as .NET's Uri.EscapeUriString does (every byte but
+// URL syntax — RFC 3986's unreserved and reserved characters — as %XX),
+// twice, so that a byte escaped once reads %25XX. Cosmos DB answered an
+// insert of RowKey RK'@*$!% with
+//
+//	Location: …/uttable015cb82f2c(PartitionKey='PK',RowKey='RK''@*$!%2525')
+//
+// ('@', '*', '$' and '!' as they are, '%' escaped twice:
+// conformance/testdata/recordings/python-cosmos/test_encoder_cosmos.pyTestTableEncoderCosmostest_encoder_create_entity_basic.json,
+// entry 3), where Table storage escapes '@', '$' and '%' once (EntityPath).
+// No other recorded Location, odata.id or odata.editLink of Cosmos DB holds
+// a character that either escaping changes, the quote aside; the rule is the
+// simplest that gives the recorded value, and tableemu applies it to every
+// byte (a space reads %2520, "é" %25C3%25A9): not in the evidence.
+func AppendCosmosLocationPath(b []byte, table, pk, rk string) []byte {
+	b = append(b, table...)
+	b = append(b, "(PartitionKey='"...)
+	b = appendCosmosKeyLiteral(b, pk)
+	b = append(b, "',RowKey='"...)
+	b = appendCosmosKeyLiteral(b, rk)
+	return append(b, "')"...)
+}
+
+func appendCosmosKeyLiteral(b []byte, s string) []byte {
+	const upperHex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			b = append(b, '\'', '\'')
+		case uriChar(c):
+			b = append(b, c)
+		default:
+			b = append(b, '%', '2', '5', upperHex[c>>4], upperHex[c&0xF])
+		}
+	}
+	return b
+}
+
+// uriChar reports whether .NET's Uri.EscapeUriString leaves c as it is:
+// the RFC 3986 unreserved and reserved characters.
+func uriChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!#$&'()*+,/:;=?@[]", c) >= 0
+}
+
 // keyChar reports whether c stays as it is in a key of an entity's URL:
 // the RFC 2396 unreserved characters (see EntityPath).
 func keyChar(c byte) bool {

@@ -80,3 +80,23 @@ func TestEntityPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCosmosLocationPath: Cosmos DB's Location escapes a key as .NET's
+// Uri.EscapeUriString does, twice (AppendCosmosLocationPath): the
+// recorded value verbatim, then the same rule on what the recordings do
+// not show.
+func TestCosmosLocationPath(t *testing.T) {
+	tests := []struct{ table, pk, rk, want string }{
+		// python-cosmos test_encoder_cosmos…test_encoder_create_entity_basic, entry 3, verbatim.
+		{"uttable015cb82f2c", "PK", "RK'@*$!%", "uttable015cb82f2c(PartitionKey='PK',RowKey='RK''@*$!%2525')"},
+		// python-cosmos …test_operations_on_entity_with_partition_key_having_single_quote.
+		{"uttable60473ebf", "a''''b", "a''''b", "uttable60473ebf(PartitionKey='a''''''''b',RowKey='a''''''''b')"},
+		{"t", "x+y=z&w;,:~-._()[]#?/", "a b", "t(PartitionKey='x+y=z&w;,:~-._()[]#?/',RowKey='a%2520b')"},
+		{"t", "ä\"<>{}|^`\\", "😀", "t(PartitionKey='%25C3%25A4%2522%253C%253E%257B%257D%257C%255E%2560%255C',RowKey='%25F0%259F%2598%2580')"},
+	}
+	for _, tt := range tests {
+		if got := string(AppendCosmosLocationPath(nil, tt.table, tt.pk, tt.rk)); got != tt.want {
+			t.Errorf("AppendCosmosLocationPath(%q, %q, %q) = %s, want %s", tt.table, tt.pk, tt.rk, got, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -218,24 +219,76 @@ const (
 )
 
 // cosmosReserved are the property names the FAQ says Cosmos DB for Table
-// reserves: "Azure Cosmos DB reserves the entity property names ID, rid,
-// etag, and ResourceId and they're currently not supported". They are
-// matched as spelt there (property names are case-sensitive).
-var cosmosReserved = [...]string{"ID", "rid", "etag", "ResourceId"}
+// reserves ("Azure Cosmos DB reserves the entity property names ID, rid,
+// etag, and ResourceId and they're currently not supported",
+// learn.microsoft.com/azure/cosmos-db/table/faq), less etag, which Cosmos
+// DB was recorded accepting (CosmosETagProperties). They are matched as
+// spelt there (property names are case-sensitive). How Cosmos DB answers
+// ID, rid or ResourceId is not in the evidence.
+var cosmosReserved = [...]string{"ID", "rid", "ResourceId"}
+
+// CosmosETagProperties drops from e every property named etag in any case
+// (etag, Etag, ETag, …) but the first, as Azure Cosmos DB for Table does
+// (the cosmos profile, docs/cosmos.md). It was recorded accepting an
+// insert of {"etag":"bar","Etag":"baz"} (201) and a merge of
+// {"etag":"two","Etag":"three"} (204), its answers and reads giving etag
+// alone, with the first value (python-cosmos test_table_entity_cosmos
+// …test_etag_duplicate_field); Table storage keeps all three of ETag,
+// etag and Etag (python …test_etag_duplicate_field). It is no general
+// rule of names that differ in case: the same recordings store Birthday
+// beside birthday (…test_get_entity). Which of two such names is kept
+// when Etag or ETag comes first is not in the evidence (the Cosmos test
+// leaves ETag out); tableemu keeps the first, whatever its case. The
+// properties are those of one body: a merge's etag replaces a stored
+// Etag only under the same name, as any property.
+func CosmosETagProperties(e *edm.Entity) {
+	seen := false
+	kept := e.Properties[:0]
+	for _, p := range e.Properties {
+		if len(p.Name) == 4 && strings.EqualFold(p.Name, "etag") {
+			if seen {
+				continue
+			}
+			seen = true
+		}
+		kept = append(kept, p)
+	}
+	clear(e.Properties[len(kept):])
+	e.Properties = kept
+}
+
+// CosmosTypedKeys is Azure Cosmos DB for Table's rule for the keys of a
+// body whose entity the URL names (update, merge, the upserts; the cosmos
+// profile, docs/cosmos.md): neither may be annotated with a type other
+// than Edm.String, else 400 InvalidInput, as an insert's (RequireKeys).
+// Cosmos DB was recorded refusing a merge and a replace, with and
+// without If-Match, whose body annotates PartitionKey Edm.DateTime and
+// RowKey Edm.Guid, or PartitionKey Edm.Binary, with "One of the input
+// values is invalid." (python-cosmos test_encoder_cosmos
+// …test_encoder_update_entity_complex_keys, …upsert_entity_complex_keys);
+// Table storage takes them (python test_encoder…complex_keys).
+func (d *Decoded) CosmosTypedKeys() error {
+	if d.TypedKey == "" {
+		return nil
+	}
+	return tableemu.New(tableemu.InvalidInput).WithHint(
+		"Azure Cosmos DB for Table takes keys as strings, and %[1]s is annotated %[2]s. Send %[1]s without the "+
+			"annotation (or as Edm.String); Table storage takes it in an update, merge or upsert.", d.TypedKey, d.KeyType)
+}
 
 // ValidateCosmosEntity checks an entity body, after ValidateEntity, against
 // what only Azure Cosmos DB for Table refuses:
 //
 //   - an empty PartitionKey or RowKey: 400 PropertiesNeedValue (recorded
-//     from Cosmos DB: python-cosmos test_insert_entity_empty_string_pk, and
-//     test_insert_entity_empty_string_rk in Azure/azure-sdk-assets), the
-//     error's Cosmos form saying "PartitionKey/RowKey cannot be empty";
+//     from Cosmos DB: python-cosmos test_insert_entity_empty_string_pk and
+//     test_insert_entity_empty_string_rk), the error's Cosmos form saying
+//     "PartitionKey/RowKey cannot be empty";
 //   - a RowKey over 255 bytes or a PartitionKey over 1024 bytes (UTF-8):
 //     400 PropertyValueTooLarge, storage's code for a key over its limit —
 //     Cosmos DB's answer is not in the evidence;
-//   - a property named ID, rid, etag or ResourceId: 400
-//     PropertyNameInvalid, storage's code for a reserved name (PartitionKey
-//     as a user property) — Cosmos DB's answer is not in the evidence.
+//   - a property named ID, rid or ResourceId: 400 PropertyNameInvalid,
+//     storage's code for a reserved name (PartitionKey as a user property)
+//     — Cosmos DB's answer is not in the evidence.
 func ValidateCosmosEntity(e *edm.Entity) error {
 	if e.PartitionKey == "" || e.RowKey == "" {
 		return tableemu.New(tableemu.PropertiesNeedValue).WithHint(
@@ -254,7 +307,7 @@ func ValidateCosmosEntity(e *edm.Entity) error {
 		for _, r := range cosmosReserved {
 			if name == r {
 				return tableemu.New(tableemu.PropertyNameInvalid).WithHint(
-					"Azure Cosmos DB for Table reserves the property names ID, rid, etag and ResourceId; rename %s.", quote(name))
+					"Azure Cosmos DB for Table reserves the property names ID, rid and ResourceId; rename %s.", quote(name))
 			}
 		}
 	}

@@ -138,7 +138,7 @@ func TestEntitySize(t *testing.T) {
 // TestValidateCosmosEntity: what only Azure Cosmos DB for Table refuses
 // (the cosmos profile): empty keys, a RowKey over 255 bytes or a
 // PartitionKey over 1024 bytes of UTF-8, the reserved property names as
-// the FAQ spells them.
+// the FAQ spells them, etag excepted.
 func TestValidateCosmosEntity(t *testing.T) {
 	ok := []*edm.Entity{
 		entityWith(),
@@ -154,7 +154,47 @@ func TestValidateCosmosEntity(t *testing.T) {
 	wantCode(t, "empty RowKey", ValidateCosmosEntity(&edm.Entity{PartitionKey: "p"}), tableemu.PropertiesNeedValue)
 	wantCode(t, "256-byte RowKey", ValidateCosmosEntity(&edm.Entity{PartitionKey: "p", RowKey: strings.Repeat("é", 128)}), tableemu.PropertyValueTooLarge)
 	wantCode(t, "1025-byte PartitionKey", ValidateCosmosEntity(&edm.Entity{PartitionKey: strings.Repeat("p", 1025), RowKey: "r"}), tableemu.PropertyValueTooLarge)
-	for _, n := range []string{"ID", "rid", "etag", "ResourceId"} {
+	for _, n := range []string{"ID", "rid", "ResourceId"} {
 		wantCode(t, n, ValidateCosmosEntity(entityWith(edm.Property{Name: n, Value: edm.NewInt32(1)})), tableemu.PropertyNameInvalid)
+	}
+	// etag is no longer refused: Cosmos DB was recorded taking it
+	// (CosmosETagProperties).
+	if err := ValidateCosmosEntity(entityWith(edm.Property{Name: "etag", Value: edm.NewInt32(1)})); err != nil {
+		t.Errorf("etag: %v", err)
+	}
+}
+
+// TestCosmosETagProperties: of the properties named etag in any case, the
+// first stays and the others go (python-cosmos …test_etag_duplicate_field:
+// etag and Etag sent, etag alone kept); other names that differ only in
+// case all stay (…test_get_entity: Birthday and birthday).
+func TestCosmosETagProperties(t *testing.T) {
+	names := func(e *edm.Entity) string {
+		var n []string
+		for _, p := range e.Properties {
+			n = append(n, fmt.Sprintf("%s=%d", p.Name, p.Value.N))
+		}
+		return strings.Join(n, ",")
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"etag,Etag", "etag=0"},
+		{"Etag,etag", "Etag=0"},
+		{"A,ETag,etag,B,Etag,ETAG", "A=0,ETag=1,B=3"},
+		{"Birthday,birthday", "Birthday=0,birthday=1"},
+		{"etag", "etag=0"},
+		{"Etag", "Etag=0"},
+		{"etags,Etag", "etags=0,Etag=1"},
+		{"", ""},
+	} {
+		e := entityWith()
+		if tc.in != "" {
+			for i, n := range strings.Split(tc.in, ",") {
+				e.Properties = append(e.Properties, edm.Property{Name: n, Value: edm.NewInt32(int32(i))})
+			}
+		}
+		CosmosETagProperties(e)
+		if got := names(e); got != tc.want {
+			t.Errorf("%s: kept %s, want %s", tc.in, got, tc.want)
+		}
 	}
 }

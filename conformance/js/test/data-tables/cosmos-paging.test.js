@@ -9,18 +9,13 @@
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
-const crypto = require("node:crypto");
-const { TableClient, TableServiceClient, AzureNamedKeyCredential } = require("@azure/data-tables");
 const h = require("../../lib/harness");
-const dt = require("../../lib/dt");
-
-const account = "mycosmos";
-const key = crypto.randomBytes(64).toString("base64");
+const { startCosmosMode, cosmosModeTable } = require("../../lib/cosmos");
 
 let tg;
 before(async () => {
   if (h.ownServerOnly()) return;
-  tg = await h.startServer(["--profile", "cosmos"], { AZURITE_ACCOUNTS: `${account}:${key}` });
+  tg = await startCosmosMode(["--profile", "cosmos"]);
 });
 after(() => tg && tg.stop());
 
@@ -31,12 +26,7 @@ describe("data-tables: paging under --profile cosmos", { skip: h.ownServerOnly()
   for (const pk of ["a", "b'1", "c é", "d+=&"]) for (let i = 0; i < 7; i++) keys.push([pk, `r0${i}`]);
 
   before(async () => {
-    delete process.env.AZURITE_ACCOUNTS; // the SDK reads it to rule out Cosmos
-    const endpoint = `http://localhost:${tg.port}/${account}`;
-    const cred = new AzureNamedKeyCredential(account, key);
-    const name = h.tableName();
-    await new TableServiceClient(endpoint, cred, dt.clientOptions).createTable(name);
-    client = new TableClient(endpoint, name, cred, dt.clientOptions);
+    client = await cosmosModeTable(tg);
     // Note each answer's continuation headers.
     client.pipeline.addPolicy(
       {

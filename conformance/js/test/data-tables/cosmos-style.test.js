@@ -8,19 +8,15 @@
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
-const crypto = require("node:crypto");
-const { TableClient, TableServiceClient, AzureNamedKeyCredential } = require("@azure/data-tables");
 const h = require("../../lib/harness");
 const dt = require("../../lib/dt");
-
-const account = "myaccount";
-const key = crypto.randomBytes(64).toString("base64");
+const { startCosmosMode, cosmosModeTable } = require("../../lib/cosmos");
 
 let tg;
 let methods;
 before(async () => {
   if (h.ownServerOnly()) return;
-  tg = await h.startServer([], { AZURITE_ACCOUNTS: `${account}:${key}` });
+  tg = await startCosmosMode([], "myaccount");
 });
 after(() => tg && tg.stop());
 
@@ -39,12 +35,7 @@ function recorder() {
 describe("data-tables: Cosmos-style merges (POST + X-HTTP-Method: MERGE)", { skip: h.ownServerOnly() }, () => {
   let client;
   before(async () => {
-    delete process.env.AZURITE_ACCOUNTS; // the SDK reads it to rule out Cosmos
-    const endpoint = `http://localhost:${tg.port}/${account}`;
-    const cred = new AzureNamedKeyCredential(account, key);
-    const name = h.tableName();
-    await new TableServiceClient(endpoint, cred, dt.clientOptions).createTable(name);
-    client = new TableClient(endpoint, name, cred, dt.clientOptions);
+    client = await cosmosModeTable(tg);
     client.pipeline.addPolicy(recorder(), { afterPhase: "Retry" });
   });
   after(() => client && client.deleteTable());

@@ -10,13 +10,9 @@
 
 const { describe, it, before, after } = require("node:test");
 const assert = require("node:assert/strict");
-const crypto = require("node:crypto");
-const { TableClient, TableServiceClient, AzureNamedKeyCredential } = require("@azure/data-tables");
 const h = require("../../lib/harness");
 const dt = require("../../lib/dt");
-
-const account = "mycosmos";
-const key = crypto.randomBytes(64).toString("base64");
+const { startCosmosMode, cosmosModeTable } = require("../../lib/cosmos");
 
 // The values of test_entity_with_edmtypes, as the SDK sends them.
 function lenient(rowKey) {
@@ -46,7 +42,7 @@ let cosmos;
 let storage;
 before(async () => {
   if (h.ownServerOnly()) return;
-  cosmos = await h.startServer(["--profile", "cosmos"], { AZURITE_ACCOUNTS: `${account}:${key}` });
+  cosmos = await startCosmosMode(["--profile", "cosmos"]);
   // Named, for the suite's cosmos run (TABLEEMU_PROFILE=cosmos) too: the
   // flag wins over the variable.
   storage = await h.startServer(["--profile", "storage"]);
@@ -59,12 +55,7 @@ after(async () => {
 describe("data-tables: typed values under --profile cosmos", { skip: h.ownServerOnly() }, () => {
   let client;
   before(async () => {
-    delete process.env.AZURITE_ACCOUNTS; // the SDK reads it to rule out Cosmos
-    const endpoint = `http://localhost:${cosmos.port}/${account}`;
-    const cred = new AzureNamedKeyCredential(account, key);
-    const name = h.tableName();
-    await new TableServiceClient(endpoint, cred, dt.clientOptions).createTable(name);
-    client = new TableClient(endpoint, name, cred, dt.clientOptions);
+    client = await cosmosModeTable(cosmos);
   });
   after(() => client && client.deleteTable());
 
