@@ -109,7 +109,7 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 		}
 	}
 	if next == w.entity {
-		next = &edm.Entity{PartitionKey: w.entity.PartitionKey, RowKey: w.entity.RowKey, Properties: slices.Clone(w.entity.Properties)}
+		next = &edm.Entity{PartitionKey: w.entity.PartitionKey, RowKey: w.entity.RowKey, Properties: slices.Clone(w.entity.Properties), Keys: w.entity.Keys}
 	}
 	// An entity written by Update, Merge or either upsert keeps its
 	// properties sorted by name, where an insert keeps the order sent: the
@@ -120,8 +120,15 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 	// as merge leaves them (python-cosmos test_update_entity,
 	// test_merge_entity, test_insert_or_merge_entity_with_existing_entity;
 	// net-cosmos UpsertAndQueryWithSingleQuoteNames; docs/cosmos.md).
+	//
+	// Where the keys stand goes with the order: a replace or an upsert
+	// that replaces takes the body's places, a merge into an existing
+	// entity keeps the stored ones (merge). The storage profile, sorting,
+	// keeps none (the keys first: what it always stored), so that an
+	// entity it writes is stored as before.
 	if !sentOrder {
 		slices.SortFunc(next.Properties, func(a, b edm.Property) int { return strings.Compare(a.Name, b.Name) })
+		next.Keys = edm.KeyPlaces{}
 	}
 	if err := tx.PutEntity(t, next, prev); err != nil {
 		return nil, storeErr(err)
@@ -132,11 +139,16 @@ func (w *entityWrite) apply(tx *store.Tx, t store.Table, sentOrder bool) (*edm.E
 // merge applies a Merge body to the stored entity: properties in the body
 // replace value and type, the others stay, and new ones follow them
 // (docs/protocol.md 3.12); apply then sorts the result by name (not under
-// the cosmos profile). The result takes over old's property slice
-// (old is GetEntity's copy, which apply no longer reads): a new slice was
-// a tenth of a merge's allocation.
+// the cosmos profile). The keys stay where the stored entity has them
+// (edm.KeyPlaces counts the properties before each, so the new ones
+// follow the keys too): Cosmos DB keeps a merged entity's properties
+// where they were, and the keys, which no recording shows merged into an
+// entity that has them elsewhere than first, are taken to stay as well
+// (not in the evidence, docs/cosmos.md). The result takes over old's
+// property slice (old is GetEntity's copy, which apply no longer reads):
+// a new slice was a tenth of a merge's allocation.
 func merge(old, body *edm.Entity) *edm.Entity {
-	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey, Properties: old.Properties}
+	out := &edm.Entity{PartitionKey: old.PartitionKey, RowKey: old.RowKey, Properties: old.Properties, Keys: old.Keys}
 	old.Properties = nil
 	for _, p := range body.Properties {
 		replaced := false

@@ -20,7 +20,7 @@ type LazyEntity struct {
 func (l *LazyEntity) Decode() error {
 	if !l.decoded {
 		l.decoded = true
-		l.E.Properties, l.err = DecodePropsInto(l.E.Properties[:0], l.Props, l.Alias)
+		l.err = DecodeEntityProps(l.E, l.Props, l.Alias)
 	}
 	return l.err
 }

@@ -29,7 +29,9 @@ import (
 // Int32 (sqlfilter.go). Property names never contain '$' (they are
 // identifiers, wire.ValidatePropertyName). Doubles ±Inf are stored as
 // 9e999/-9e999, which SQLite reads as ±Inf; NaN, which has no JSON number
-// form, is the text "NaN".
+// form, is the text "NaN". Under the cosmos profile the object may also
+// hold two null members, "$p" and "$r", where the keys stood among the
+// properties (keyplaces.go).
 //
 // The blob is produced and read here, in Go, rather than through SQLite's
 // jsonb() and json(): that saves a text round trip on every write and read.
@@ -136,18 +138,32 @@ func PropsBound(props []edm.Property) int {
 // the next (sqlite's Tx.encodeProps). A smaller mem still gives the
 // object, in new memory.
 func EncodePropsInto(mem []byte, props []edm.Property) []byte {
+	return encodePropsInto(mem, props, edm.KeyPlaces{})
+}
+
+// encodePropsInto is EncodePropsInto with the keys' markers where at puts
+// them (keyplaces.go); none when the keys are first.
+func encodePropsInto(mem []byte, props []edm.Property, at edm.KeyPlaces) []byte {
 	// One buffer, sized for the largest the properties can take.
 	// (Growing a buffer from a guess, then copying it behind the header,
 	// was an insert's largest allocation: 2.4 KB for a 1 KB entity.)
 	const head = propsHead
+	marks := !at.KeysFirst()
 	if cap(mem) < head {
-		mem = make([]byte, 0, PropsBound(props))
+		n := PropsBound(props)
+		if marks {
+			n += 2 * markSize
+		}
+		mem = make([]byte, 0, n)
 	}
 	size := cap(mem)
 	out := mem[:head:size]
 	body := out[head:]
 	var num [32]byte
-	for _, p := range props {
+	for i, p := range props {
+		if marks {
+			body = appendMarks(body, at, i, len(props))
+		}
 		v := p.Value
 		body = appendHeader(body, jbTextRaw, len(p.Name)+2)
 		body = append(body, p.Name...)
@@ -191,6 +207,9 @@ func EncodePropsInto(mem []byte, props []edm.Property) []byte {
 			body = hex.AppendEncode(body, v.B)
 		}
 	}
+	if marks {
+		body = appendMarks(body, at, len(props), len(props))
+	}
 	h := appendHeader(num[:0], jbObject, len(body))
 	if cap(body) != size-head { // outgrew mem (a caller's short bound): copy
 		return append(append(make([]byte, 0, len(h)+len(body)), h...), body...)
@@ -232,16 +251,26 @@ func DecodeProps(b []byte) ([]edm.Property, error) {
 
 // DecodePropsInto appends the properties of b to props. With alias, String
 // and Guid values point into b instead of being copied: the caller must
-// not use them once b changes (ScanEntities).
+// not use them once b changes (ScanEntities). The keys' markers
+// (keyplaces.go) are skipped: DecodeEntityProps reads them.
 func DecodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property, error) {
+	props, _, err := decodeProps(props, b, alias)
+	return props, err
+}
+
+// decodeProps is DecodePropsInto that also returns where the keys stand.
+func decodeProps(props []edm.Property, b []byte, alias bool) ([]edm.Property, edm.KeyPlaces, error) {
+	var at edm.KeyPlaces
 	typ, i, end, err := jbElem(b, 0)
 	if err != nil || typ != jbObject || end != len(b) {
-		return nil, errProps
+		return nil, at, errProps
 	}
+	start := len(props)
+	var seen [2]bool
 	for i < end {
 		ktyp, ks, ke, err := jbElem(b, i)
 		if err != nil {
-			return nil, err
+			return nil, at, err
 		}
 		var key string
 		if alias && (ktyp == jbTextRaw || ktyp == jbText) && ke > ks {
@@ -250,26 +279,33 @@ func DecodePropsInto(props []edm.Property, b []byte, alias bool) ([]edm.Property
 			key, err = jbString(b, ktyp, ks, ke)
 		}
 		if err != nil || len(key) < 3 || key[len(key)-2] != '$' {
-			return nil, fmt.Errorf("%w: key %q", errProps, key)
+			// Off the path of every property: a key's marker, or damage.
+			if err == nil && markAt(key, len(props)-start, &at, &seen) {
+				if vtyp, _, ve, err := jbElem(b, ke); err == nil && vtyp == jbNull {
+					i = ve
+					continue
+				}
+			}
+			return nil, at, fmt.Errorf("%w: key %q", errProps, key)
 		}
 		t, ok := letterType(key[len(key)-1])
 		if !ok {
-			return nil, fmt.Errorf("%w: key %q", errProps, key)
+			return nil, at, fmt.Errorf("%w: key %q", errProps, key)
 		}
 		vtyp, vs, ve, err := jbElem(b, ke)
 		if err != nil {
-			return nil, err
+			return nil, at, err
 		}
 		v, err := jbValue(b, t, vtyp, vs, ve, alias)
 		if err != nil {
-			return nil, fmt.Errorf("%w: property %q", err, key)
+			return nil, at, fmt.Errorf("%w: property %q", err, key)
 		}
 		// Plain is set only for the streaming reader: a copied entity is
 		// compared whole in places, and its copy would gain nothing.
 		props = append(props, edm.Property{Name: key[:len(key)-2], Value: v, Plain: alias && vtyp == jbText})
 		i = ve
 	}
-	return props, nil
+	return props, at, nil
 }
 
 func jbValue(b []byte, t edm.Type, typ byte, start, end int, alias bool) (edm.Value, error) {

@@ -105,7 +105,11 @@ type DecodeOptions struct {
 	Shared bool
 	// Cosmos reads typed values as Azure Cosmos DB for Table does (the
 	// cosmos profile, docs/cosmos.md): it also accepts the forms storage
-	// refuses and Cosmos DB was recorded accepting (typedValue).
+	// refuses and Cosmos DB was recorded accepting (typedValue). It also
+	// records where PartitionKey and RowKey stand among the properties
+	// (Entity.Keys), which Cosmos DB answers them at and storage does
+	// not: the .NET SDK sends them after the properties, Go's aztables
+	// sorted among them (a map's keys).
 	Cosmos bool
 }
 
@@ -155,6 +159,7 @@ func decodeEntity(body []byte, o DecodeOptions) (*Decoded, error) {
 
 	d := &Decoded{}
 	d.Entity.Properties = make([]edm.Property, 0, len(members))
+	rkFirst := false // RowKey came before PartitionKey (o.Cosmos)
 	for i := range members {
 		m := &members[i]
 		if strings.HasPrefix(m.name, odataPrefix) || isAnnotation(m.name) {
@@ -180,8 +185,15 @@ func decodeEntity(body []byte, o DecodeOptions) (*Decoded, error) {
 			}
 			if m.name == "PartitionKey" {
 				d.Entity.PartitionKey, d.HasPartitionKey = m.text, true
+				if o.Cosmos {
+					d.Entity.Keys.PK = uint16(len(d.Entity.Properties))
+				}
 			} else {
 				d.Entity.RowKey, d.HasRowKey = m.text, true
+				if o.Cosmos {
+					d.Entity.Keys.RK = uint16(len(d.Entity.Properties))
+					rkFirst = !d.HasPartitionKey
+				}
 			}
 			continue
 		}
@@ -200,6 +212,9 @@ func decodeEntity(body []byte, o DecodeOptions) (*Decoded, error) {
 		}
 		d.Entity.Properties = append(d.Entity.Properties, edm.Property{Name: m.name, Value: v})
 	}
+	// A key the body lacks (sent as null, or left to the URL) stands
+	// first, where storage puts every key: no recording shows one.
+	d.Entity.Keys.RKFirst = rkFirst && d.HasPartitionKey && d.Entity.Keys.PK == d.Entity.Keys.RK
 	return d, nil
 }
 

@@ -67,7 +67,8 @@ type Options struct {
 	Lines bool
 	// Cosmos asks for the form Azure Cosmos DB for Table answers in
 	// (tableemu --profile cosmos, docs/cosmos.md), as its recordings show
-	// it: Timestamp last, after the properties; in full metadata the
+	// it: Timestamp last, after the properties; PartitionKey and
+	// RowKey where the entity's Keys put them; in full metadata the
 	// annotations in the order odata.type, odata.id, odata.editLink,
 	// odata.metadata (of a single entity), odata.etag; a single entity's
 	// odata.metadata
@@ -215,18 +216,33 @@ func appendBody(b []byte, e *edm.Entity, o *Options, more, meta bool) []byte {
 
 	sel := selection(o.Select)
 	if sel == nil {
-		w.system(e, ts, o.Level, "PartitionKey")
-		w.system(e, ts, o.Level, "RowKey")
+		// Cosmos DB for Table answers the keys where the client sent
+		// them among the properties (the .NET SDK: after them; net-cosmos
+		// TableQueryableExecuteQueryGeneric and the other
+		// TableClientQueryableLiveTests; docs/cosmos.md), which the
+		// entity keeps (edm.Entity.Keys); storage answers them first.
+		placed := o.Cosmos && !e.Keys.KeysFirst()
+		if !placed {
+			w.system(e, ts, o.Level, "PartitionKey")
+			w.system(e, ts, o.Level, "RowKey")
+		}
 		if !o.Cosmos {
 			w.system(e, ts, o.Level, "Timestamp")
 		}
+		n := len(e.Properties)
 		for i := range e.Properties {
+			if placed {
+				w.keysAt(e, ts, o.Level, i, n)
+			}
 			if o.Lines && e.Properties[i].Value.T == edm.Double && !edm.IsSpecialDouble(e.Properties[i].Value.F) &&
 				e.Properties[i].Value.F == math.Trunc(e.Properties[i].Value.F) {
 				w.annotationKey(e.Properties[i].Name)
 				w.b = append(w.b, `"Edm.Double"`...)
 			}
 			w.property(e.Properties[i].Name, e.Properties[i].Value, e.Properties[i].Plain, o.Level)
+		}
+		if placed {
+			w.keysAt(e, ts, o.Level, n, n)
 		}
 		if o.Cosmos {
 			// Cosmos DB for Table writes Timestamp last, in every
@@ -346,6 +362,18 @@ func (w *objWriter) system(e *edm.Entity, ts []byte, l Level, name string) {
 		w.b = append(w.b, '"')
 		w.b = append(w.b, ts...)
 		w.b = append(w.b, '"')
+	}
+}
+
+// keysAt writes the keys that stand before property i of n (i == n:
+// after the last), as e.Keys places them.
+func (w *objWriter) keysAt(e *edm.Entity, ts []byte, l Level, i, n int) {
+	first, second := e.Keys.At(i, n)
+	if first != "" {
+		w.system(e, ts, l, first)
+	}
+	if second != "" {
+		w.system(e, ts, l, second)
 	}
 }
 

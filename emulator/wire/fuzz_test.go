@@ -92,5 +92,19 @@ func FuzzDecodeEntity(f *testing.F) {
 		if out := AppendEntity(nil, &d.Entity, &Options{Level: NoMetadata}); !json.Valid(out) {
 			t.Fatalf("invalid no-metadata JSON: %s", out)
 		}
+		// Where the keys stand: storage never records it; under cosmos
+		// the answer puts them where the body had them, so that reading
+		// it back gives the same places.
+		if !d.Entity.Keys.KeysFirst() {
+			t.Fatalf("storage recorded keys at %+v", d.Entity.Keys)
+		}
+		out := AppendEntity(nil, &dc.Entity, &Options{Level: MinimalMetadata, Cosmos: true})
+		d3, err := DecodeEntityWith(out, DecodeOptions{Cosmos: true})
+		if err != nil {
+			t.Fatalf("our cosmos output %s does not decode: %v", out, err)
+		}
+		if d3.Entity.Keys != dc.Entity.Keys {
+			t.Fatalf("keys at %+v in %q come back from %s at %+v", dc.Entity.Keys, in, out, d3.Entity.Keys)
+		}
 	})
 }

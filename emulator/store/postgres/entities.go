@@ -53,8 +53,8 @@ func (tx *Tx) GetEntity(t store.Table, pk, rk string) (*edm.Entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &edm.Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts}
-	if e.Properties, err = store.DecodeProps(props); err != nil {
+	e := &edm.Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, Properties: make([]edm.Property, 0, 8)}
+	if err = store.DecodeEntityProps(e, props, false); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -94,7 +94,7 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 	ts := tx.stamp(0)
 	if !tx.eager {
 		// Sent later, without ON CONFLICT (pending.go).
-		w := pendingWrite{tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
+		w := pendingWrite{tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeEntityProps(e)}
 		if tx.pendingAt(w) >= 0 {
 			// This transaction wrote the key: it exists.
 			return store.ErrEntityExists
@@ -107,7 +107,7 @@ func (tx *Tx) InsertEntity(t store.Table, e *edm.Entity) error {
 	}
 	n, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tid, pk, rk) DO NOTHING`,
-		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeProps(e.Properties))
+		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeEntityProps(e))
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (tx *Tx) LoadEntity(t store.Table, e *edm.Entity) error {
 
 func (tx *Tx) put(t store.Table, e *edm.Entity, ts int64) error {
 	if !tx.eager {
-		w := pendingWrite{upsert: true, tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeProps(e.Properties)}
+		w := pendingWrite{upsert: true, tid: t.ID, pk: key(e.PartitionKey), rk: key(e.RowKey), ts: ts, props: store.EncodeEntityProps(e)}
 		if i := tx.pendingAt(w); i >= 0 {
 			// The last version is the one written, by the insert or
 			// upsert already owed.
@@ -147,7 +147,7 @@ func (tx *Tx) put(t store.Table, e *edm.Entity, ts int64) error {
 	}
 	_, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
-		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeProps(e.Properties))
+		t.ID, key(e.PartitionKey), key(e.RowKey), ts, store.EncodeEntityProps(e))
 	if err != nil {
 		return err
 	}

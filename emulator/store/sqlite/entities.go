@@ -23,11 +23,11 @@ func (tx *Tx) GetEntity(t Table, pk, rk string) (*edm.Entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &edm.Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts}
+	e := &edm.Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, Properties: make([]edm.Property, 0, 8)}
 	// Scan copied the row into props, which nothing else holds or
 	// changes: the entity's strings may point into it rather than be
 	// copied again (a point read's largest allocation).
-	if e.Properties, err = store.DecodePropsInto(make([]edm.Property, 0, 8), props, true); err != nil {
+	if err = store.DecodeEntityProps(e, props, true); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -66,8 +66,7 @@ func (tx *Tx) ReadEntity(t Table, pk, rk string, fn func(*edm.Entity) error) err
 		c.ent = e
 	}()
 	e.PartitionKey, e.RowKey, e.Timestamp = pk, rk, r.Int64(0)
-	var err error
-	if e.Properties, err = store.DecodePropsInto(e.Properties[:0], r.Bytes(1), true); err != nil {
+	if err := store.DecodeEntityProps(e, r.Bytes(1), true); err != nil {
 		return err
 	}
 	return fn(e)
@@ -78,20 +77,21 @@ func (tx *Tx) ReadEntity(t Table, pk, rk string, fn func(*edm.Entity) error) err
 // eighth of it takes its own allocation.
 const propChunk = 256 << 10
 
-// encodeProps encodes props into the writer's reused memory (conn.propMem),
-// which runGroup hands out again to the next group: the object must not
-// outlive the group's commit.
-func (tx *Tx) encodeProps(props []edm.Property) []byte {
-	n := store.PropsBound(props)
+// encodeProps encodes e's properties, and where its keys stand
+// (store.EncodeEntityProps), into the writer's reused memory
+// (conn.propMem), which runGroup hands out again to the next group: the
+// object must not outlive the group's commit.
+func (tx *Tx) encodeProps(e *edm.Entity) []byte {
+	n := store.EntityPropsBound(e)
 	if n > propChunk/8 {
-		return store.EncodePropsInto(make([]byte, 0, n), props)
+		return store.EncodeEntityPropsInto(make([]byte, 0, n), e)
 	}
 	m := tx.c.propMem
 	if cap(m)-len(m) < n {
 		m = make([]byte, 0, propChunk)
 	}
 	tx.c.propMem = m[:len(m)+n]
-	return store.EncodePropsInto(m[len(m):len(m)+n:len(m)+n], props)
+	return store.EncodeEntityPropsInto(m[len(m):len(m)+n:len(m)+n], e)
 }
 
 // ShareTimestamp: the entities written from now on take one Timestamp.
@@ -114,7 +114,7 @@ func (tx *Tx) stamp(prev int64) int64 {
 // ErrEntityExists if the keys are taken.
 func (tx *Tx) InsertEntity(t Table, e *edm.Entity) error {
 	ts := tx.stamp(0)
-	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
+	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)`,
 		t.ID, pk, rk, ts, props)
@@ -143,7 +143,7 @@ func (tx *Tx) LoadEntity(t Table, e *edm.Entity) error {
 }
 
 func (tx *Tx) put(t Table, e *edm.Entity, ts int64) error {
-	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e.Properties)
+	pk, rk, props := sortKey(e.PartitionKey), sortKey(e.RowKey), tx.encodeProps(e)
 	_, err := tx.exec(
 		`INSERT INTO entities (tid, pk, rk, ts, props) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT (tid, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,

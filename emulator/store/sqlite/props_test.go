@@ -85,3 +85,45 @@ func TestPropsAreSQLiteJSONB(t *testing.T) {
 		t.Fatalf("large round trip: %v", err)
 	}
 }
+
+// TestKeyMarksAreSQLiteJSONB: the stored form that keeps where the keys
+// stand (store.EncodeEntityProps, under the cosmos profile) is JSONB
+// SQLite accepts, its markers are null members, and json_extract reads
+// every real property as it does without them, so that compiled filters
+// and automatic indexes see the same values.
+func TestKeyMarksAreSQLiteJSONB(t *testing.T) {
+	s := open(t)
+	props := []edm.Property{
+		{Name: "Amount", Value: edm.NewInt32(3)},
+		{Name: "Price", Value: edm.NewDouble(9.5)},
+		{Name: "name", Value: edm.NewString("x")},
+	}
+	plain := store.EncodeProps(props)
+	for _, tc := range []struct {
+		at   edm.KeyPlaces
+		want string
+	}{
+		{edm.KeyPlaces{PK: 3, RK: 3}, `{"Amount$i":3,"Price$d":9.5,"name$s":"x","$p":null,"$r":null}`},
+		{edm.KeyPlaces{PK: 1, RK: 2}, `{"Amount$i":3,"$p":null,"Price$d":9.5,"$r":null,"name$s":"x"}`},
+		{edm.KeyPlaces{RKFirst: true}, `{"$r":null,"$p":null,"Amount$i":3,"Price$d":9.5,"name$s":"x"}`},
+	} {
+		blob := store.EncodeEntityProps(&edm.Entity{Properties: props, Keys: tc.at})
+		var valid int
+		var text string
+		if err := s.testRow(`SELECT json_valid(?, 8), json(?)`, blob, blob).Scan(&valid, &text); err != nil {
+			t.Fatal(err)
+		}
+		if valid != 1 || text != tc.want {
+			t.Errorf("%+v: json_valid %d, json() %s, want %s", tc.at, valid, text, tc.want)
+		}
+		for _, key := range []string{"Amount$i", "Price$d", "name$s", "Price$i", "Missing$s"} {
+			var got, want any
+			if err := s.testRow(`SELECT json_extract(?, ?), json_extract(?, ?)`, blob, `$."`+key+`"`, plain, `$."`+key+`"`).Scan(&got, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%+v: json_extract %s = %#v, without markers %#v", tc.at, key, got, want)
+			}
+		}
+	}
+}

@@ -73,7 +73,7 @@ func testReadEntity(t *testing.T, s *store.Store) {
 
 // clone copies e out of whatever buffers it points into.
 func clone(e *edm.Entity) *edm.Entity {
-	c := &edm.Entity{PartitionKey: string([]byte(e.PartitionKey)), RowKey: string([]byte(e.RowKey)), Timestamp: e.Timestamp}
+	c := &edm.Entity{PartitionKey: string([]byte(e.PartitionKey)), RowKey: string([]byte(e.RowKey)), Timestamp: e.Timestamp, Keys: e.Keys}
 	for _, p := range e.Properties {
 		p.Name = string([]byte(p.Name))
 		p.Value.S = string([]byte(p.Value.S))
@@ -83,10 +83,11 @@ func clone(e *edm.Entity) *edm.Entity {
 	return c
 }
 
-// sameEntity compares keys, Timestamp and properties' names and values
-// (not Plain, an encoding hint that differs between readers).
+// sameEntity compares keys, where they stand, Timestamp and properties'
+// names and values (not Plain, an encoding hint that differs between
+// readers).
 func sameEntity(a, b *edm.Entity) bool {
-	if a == nil || b == nil || a.PartitionKey != b.PartitionKey || a.RowKey != b.RowKey ||
+	if a == nil || b == nil || a.PartitionKey != b.PartitionKey || a.RowKey != b.RowKey || a.Keys != b.Keys ||
 		a.Timestamp != b.Timestamp || len(a.Properties) != len(b.Properties) {
 		return false
 	}

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Open) {
 		{"Rollback", testRollback},
 		{"Entities", testEntities},
 		{"ReadEntity", testReadEntity},
+		{"KeyPlaces", testKeyPlaces},
 		{"EveryType", testEveryType},
 		{"KeyOrder", testKeyOrder},
 		{"Continuation", testContinuation},

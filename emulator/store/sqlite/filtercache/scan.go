@@ -76,7 +76,7 @@ func (t Tree) Scan(q *Scan, fn func(*edm.Entity) error) (examined, n int, next *
 				return false
 			}
 		}
-		if e.Properties, err = store.DecodePropsInto(e.Properties[:0], props, true); err != nil {
+		if err = store.DecodeEntityProps(&e, props, true); err != nil {
 			return false
 		}
 		if err = fn(&e); err != nil {
