@@ -545,10 +545,17 @@ func (r *replayer) compareMultipart(where, recCT string, rec []byte, actCT strin
 	allow("boundary")
 	r.batchVersions = map[string]bool{}
 	defer func() { r.batchVersions = nil }()
-	rps, err := readParts(recCT, rec)
+	rps, lf, err := readRecordedParts(recCT, rec)
 	if err != nil {
 		r.failf("%srecorded multipart body: %v", where, err)
 		return
+	}
+	switch {
+	case lf && r.corpus.cosmos:
+		r.notes = append(r.notes, fmt.Sprintf("%s: allowance %s: %s recorded LF in the multipart framing, tableemu CRLF",
+			r.file, cosmosBatchLineEnds, r.at))
+	case lf:
+		r.failf("%sbody line ends: recorded LF in the multipart framing, tableemu CRLF", where)
 	}
 	aps, err := readParts(actCT, act)
 	if err != nil {

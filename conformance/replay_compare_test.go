@@ -101,6 +101,7 @@ func (r *replayer) compare(e *recEntry, resp *http.Response, body []byte) {
 	}
 	r.compareHeaders("", recHeader, resp.Header)
 	r.compareErrorCode("", recHeader, resp.Header, resp.StatusCode, resp.Header.Get("Content-Type"), body, false)
+	r.trackTables(e)
 	r.tablesPage = r.beginTablesPage(e, resp.StatusCode) // cosmosTablesOrder
 	r.compareBody("", recCT, rec, resp.Header.Get("Content-Type"), body, reqID)
 	if r.tablesPage {

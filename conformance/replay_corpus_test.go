@@ -352,14 +352,35 @@ func odataLevel(mediaType string) string {
 
 // recordingAccount names the local account of a recording: the account
 // the test read (Variables.TABLES_STORAGE_ACCOUNT_NAME, .NET; or
-// TABLES_COSMOS_ACCOUNT_NAME, its Cosmos DB runs), else the
-// corpus's. Every live host of the file names that account
-// (liveTableHost).
+// TABLES_COSMOS_ACCOUNT_NAME, its Cosmos DB runs), else the one a body
+// names (bodyAccount), else the corpus's. Every live host of the file
+// names that account (liveTableHost).
 func recordingAccount(c replayCorpus, rec *recording) string {
 	if a := cmp.Or(rec.Variables["TABLES_STORAGE_ACCOUNT_NAME"], rec.Variables["TABLES_COSMOS_ACCOUNT_NAME"]); a != "" {
 		return a
 	}
-	return c.account
+	return cmp.Or(bodyAccount(rec), c.account)
+}
+
+// bodyAccount is the account the first full-metadata entity of a
+// recording names in its odata.type ("<account>.<table>"), or "". The
+// Python recorder's sanitizer wrote one name per run, not per corpus:
+// fakecosmosaccount in most Cosmos runs, faketableaccount in the
+// azure-sdk-assets commit 4f55d47's (python-cosmos
+// test_table_entity_cosmos_async…test_get_entity_full_metadata).
+func bodyAccount(rec *recording) string {
+	for _, e := range rec.Entries {
+		var body struct {
+			Type string `json:"odata.type"`
+		}
+		if len(e.ResponseBody) == 0 || e.ResponseBody[0] != '{' || json.Unmarshal(e.ResponseBody, &body) != nil {
+			continue
+		}
+		if account, _, ok := strings.Cut(body.Type, "."); ok && account != "" {
+			return account
+		}
+	}
+	return ""
 }
 
 // recordedBytes is a recorded body as it was sent: none for null or [];

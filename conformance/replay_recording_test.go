@@ -262,6 +262,7 @@ type replayer struct {
 	tokens             map[string]*oneToOne // per query parameter: recorded continuation token → tableemu's (allow "continuation")
 	etagText           map[string]string    // tableemu's version time → the ETag it sent for it
 	listing            *tableListing        // the listing of tables being compared (cosmosTablesOrder)
+	tables             []string             // the tables the recording has created and not deleted (trackTables)
 	tablesPage         bool                 // the entry being compared is a page of it
 	notes              []string             // the allowances of cosmosAllowed applied, for the log
 	diffs              []replayDiff

@@ -79,7 +79,7 @@ func TestCosmosLocationKeyEncoding(t *testing.T) {
 	req := signedTB(t, "POST", hs.URL, "/devstoreaccount1/batchtbl", `{"PartitionKey":"a b","RowKey":"ä"}`)
 	req.Header.Set("Prefer", "return-no-content")
 	r = send(t, req)
-	const want = "batchtbl(PartitionKey='a%2520b',RowKey='%25C3%25A4')"
+	const want = "batchtbl(PartitionKey='a%20b',RowKey='%C3%A4')"
 	if r.StatusCode != 204 || r.Header.Get("Location") != base+want || r.Header.Get("DataServiceId") != "" {
 		t.Fatalf("return-no-content: %d Location %q DataServiceId %q, want %q and none", r.StatusCode,
 			r.Header.Get("Location"), r.Header.Get("DataServiceId"), base+want)

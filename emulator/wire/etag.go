@@ -137,21 +137,23 @@ func appendKeyLiteral(b []byte, s string) []byte {
 
 // AppendCosmosLocationPath appends the table and keys of an entity as
 // Azure Cosmos DB for Table writes them in a Location header (the cosmos
-// profile, docs/cosmos.md): inside the quotes a quote is doubled, and the
-// key is then escaped as .NET's Uri.EscapeUriString does (every byte but
-// URL syntax — RFC 3986's unreserved and reserved characters — as %XX),
-// twice, so that a byte escaped once reads %25XX. Cosmos DB answered an
-// insert of RowKey RK'@*$!% with
+// profile, docs/cosmos.md): inside the quotes a quote is doubled, a '%'
+// is escaped twice (%2525), and every other byte is escaped as .NET's
+// Uri.EscapeUriString does (all but URL syntax — RFC 3986's unreserved and
+// reserved characters — as %XX), once. Cosmos DB answered an insert of
+// RowKey RK'@*$!% with
 //
 //	Location: …/uttable015cb82f2c(PartitionKey='PK',RowKey='RK''@*$!%2525')
 //
 // ('@', '*', '$' and '!' as they are, '%' escaped twice:
 // conformance/testdata/recordings/python-cosmos/test_encoder_cosmos.pyTestTableEncoderCosmostest_encoder_create_entity_basic.json,
-// entry 3), where Table storage escapes '@', '$' and '%' once (EntityPath).
-// No other recorded Location, odata.id or odata.editLink of Cosmos DB holds
-// a character that either escaping changes, the quote aside; the rule is the
-// simplest that gives the recorded value, and tableemu applies it to every
-// byte (a space reads %2520, "é" %25C3%25A9): not in the evidence.
+// entry 3), and an insert of RowKey 你好 with RowKey='%E4%BD%A0%E5%A5%BD'
+// (its UTF-8 escaped once: …test_encoder_create_entity_atypical_values,
+// entry 1), where Table storage escapes '@', '$' and '%' once
+// (EntityPath). That fits a key whose '%' was escaped before the URL was
+// (as if Cosmos DB escaped its own escape character in the key first);
+// whether '/', '?', '#' or '\\' are escaped so too is not in the evidence:
+// tableemu treats them as EscapeUriString does.
 func AppendCosmosLocationPath(b []byte, table, pk, rk string) []byte {
 	b = append(b, table...)
 	b = append(b, "(PartitionKey='"...)
@@ -168,10 +170,12 @@ func appendCosmosKeyLiteral(b []byte, s string) []byte {
 		switch {
 		case c == '\'':
 			b = append(b, '\'', '\'')
+		case c == '%':
+			b = append(b, "%2525"...)
 		case uriChar(c):
 			b = append(b, c)
 		default:
-			b = append(b, '%', '2', '5', upperHex[c>>4], upperHex[c&0xF])
+			b = append(b, '%', upperHex[c>>4], upperHex[c&0xF])
 		}
 	}
 	return b

@@ -91,8 +91,11 @@ func TestCosmosLocationPath(t *testing.T) {
 		{"uttable015cb82f2c", "PK", "RK'@*$!%", "uttable015cb82f2c(PartitionKey='PK',RowKey='RK''@*$!%2525')"},
 		// python-cosmos …test_operations_on_entity_with_partition_key_having_single_quote.
 		{"uttable60473ebf", "a''''b", "a''''b", "uttable60473ebf(PartitionKey='a''''''''b',RowKey='a''''''''b')"},
-		{"t", "x+y=z&w;,:~-._()[]#?/", "a b", "t(PartitionKey='x+y=z&w;,:~-._()[]#?/',RowKey='a%2520b')"},
-		{"t", "ä\"<>{}|^`\\", "😀", "t(PartitionKey='%25C3%25A4%2522%253C%253E%257B%257D%257C%255E%2560%255C',RowKey='%25F0%259F%2598%2580')"},
+		{"t", "x+y=z&w;,:~-._()[]#?/", "a b", "t(PartitionKey='x+y=z&w;,:~-._()[]#?/',RowKey='a%20b')"},
+		{"t", "ä\"<>{}|^`\\", "😀", "t(PartitionKey='%C3%A4%22%3C%3E%7B%7D%7C%5E%60%5C',RowKey='%F0%9F%98%80')"},
+		// python-cosmos …test_encoder_create_entity_atypical_values, entry 1, verbatim.
+		{"uttable0655fc3370", "PK", "你好", "uttable0655fc3370(PartitionKey='PK',RowKey='%E4%BD%A0%E5%A5%BD')"},
+		{"t", "100%", "%%", "t(PartitionKey='100%2525',RowKey='%2525%2525')"},
 	}
 	for _, tt := range tests {
 		if got := string(AppendCosmosLocationPath(nil, tt.table, tt.pk, tt.rk)); got != tt.want {
