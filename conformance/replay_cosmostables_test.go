@@ -47,6 +47,18 @@ var cosmosAllowed = map[string]string{
 		"at its last page.",
 }
 
+// recordedLF notes a batch answer recorded with bare-LF line ends, read
+// with CRLF put back (readRecordedParts): the allowance
+// cosmosBatchLineEnds in a Cosmos corpus, a difference in any other.
+func (r *replayer) recordedLF(where string) {
+	if !r.corpus.cosmos {
+		r.failf("%sbody line ends: recorded LF in the multipart framing, tableemu CRLF", where)
+		return
+	}
+	r.notes = append(r.notes, fmt.Sprintf("%s: allowance %s: %s recorded LF in the multipart framing, tableemu CRLF",
+		r.file, cosmosBatchLineEnds, r.at))
+}
+
 // tableListing is one listing of tables being replayed: the names live
 // and tableemu gave on its pages, in order.
 type tableListing struct {
