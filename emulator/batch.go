@@ -384,7 +384,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 	var fail *batchFailure
 	run := func(tx *store.Tx) error {
 		var err error
-		if t, err = s.lookupTable(tx, c.res.account, table); err != nil {
+		if t, err = tx.GetTable(c.res.account, table); err != nil {
 			// A missing table fails the first operation (docs/protocol.md 7.4).
 			err = failAt(&fail, 0, missingTable(table, err))
 			if fail != nil {

@@ -157,17 +157,6 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	return append(b, '}')
 }
 
-// lookupTable reads the table named name in account. The store finds a
-// table whatever the case of the name, as Table storage does; under the
-// cosmos profile only by its exact name, since "Orders" and "orders" are
-// two tables: "Table names in Azure Table storage aren't case-sensitive,
-// but they are in Azure Cosmos DB for Table"
-// (learn.microsoft.com/azure/cosmos-db/table/faq; docs/cosmos.md), and the
-// store is opened with ExactTableNames (store.go, store.TableKey).
-func (s *Server) lookupTable(tx *store.Tx, account, name string) (store.Table, error) {
-	return tx.GetTable(account, name)
-}
-
 // sameTable reports whether names a and b name one table: in any case, or
 // under the cosmos profile exactly (docs/cosmos.md, "table names").
 func sameTable(a, b string, cosmos bool) bool {
@@ -183,7 +172,7 @@ func (s *Server) getTable(c *call) error {
 	var t store.Table
 	err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 		var err error
-		t, err = s.lookupTable(tx, c.res.account, c.res.table)
+		t, err = tx.GetTable(c.res.account, c.res.table)
 		return err
 	})
 	if errors.Is(err, store.ErrTableNotFound) {

@@ -19,19 +19,20 @@ import (
 func (tx *Tx) CreateTable(account, name string) (store.Table, error) {
 	var id int64
 	var err error
-	if key := store.TableKey(name, tx.e.exactNames); key != strings.ToLower(name) {
+	lower := strings.ToLower(name)
+	if tx.e.exactNames && lower != name {
 		// A case variant's own key; a table of this exact name that a
 		// store without the option created holds the lower-cased one.
 		err = tx.queryRow(
 			`INSERT INTO tables (account, name, lname, created) SELECT $1::text, $2::text, $3::bytea, $4::bigint
 			 WHERE NOT EXISTS (SELECT 1 FROM tables WHERE account = $1 AND lname = $5 AND name = $2)
 			 ON CONFLICT (account, lname) DO NOTHING RETURNING id`,
-			[]any{account, name, []byte(key), tx.e.nextTimestamp(0), []byte(strings.ToLower(name))}, &id)
+			[]any{account, name, []byte(store.TableKey(name, true)), tx.e.nextTimestamp(0), []byte(lower)}, &id)
 	} else {
 		err = tx.queryRow(
 			`INSERT INTO tables (account, name, lname, created) VALUES ($1, $2, $3, $4)
 			 ON CONFLICT (account, lname) DO NOTHING RETURNING id`,
-			[]any{account, name, []byte(key), tx.e.nextTimestamp(0)}, &id)
+			[]any{account, name, []byte(lower), tx.e.nextTimestamp(0)}, &id)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Table{}, store.ErrTableExists

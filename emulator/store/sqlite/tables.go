@@ -18,20 +18,21 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	now := tx.s.nextTimestamp(0)
 	var id int64
 	var err error
-	if key := store.TableKey(name, tx.s.exactNames); key != strings.ToLower(name) {
+	lower := strings.ToLower(name)
+	if tx.s.exactNames && lower != name {
 		// A case variant's own key; a table of this exact name that a
 		// store without the option created holds the lower-cased one.
 		err = tx.queryRow(
 			`INSERT INTO tables (account, name, lname, created) SELECT ?, ?, ?, ?
 			 WHERE NOT EXISTS (SELECT 1 FROM tables WHERE account = ? AND lname = ? AND name = ?) RETURNING id`,
-			account, name, key, now, account, strings.ToLower(name), name).Scan(&id)
+			account, name, store.TableKey(name, true), now, account, lower, name).Scan(&id)
 		if errors.Is(err, errNoRows) {
 			return Table{}, ErrTableExists
 		}
 	} else {
 		err = tx.queryRow(
 			`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?) RETURNING id`,
-			account, name, key, now).Scan(&id)
+			account, name, lower, now).Scan(&id)
 	}
 	if isConstraint(err) {
 		return Table{}, ErrTableExists
