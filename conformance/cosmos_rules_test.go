@@ -1,6 +1,9 @@
 package conformance
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,10 +57,39 @@ func TestCosmosRulesGoSDK(t *testing.T) {
 	_, err = svc.SetProperties(ctx(), aztables.ServiceProperties{}, nil)
 	wantCode(t, err, 405, "MethodNotAllowed")
 
-	_, err = svc.NewClient(strings.ToUpper(name)).GetEntity(ctx(), "p", "r", nil)
+	// A name in another case is another table (docs/cosmos.md, "table
+	// names"): none until created, then one beside the first, each with
+	// its own entities, written one by one or in a batch.
+	upper := strings.ToUpper(name)
+	uc := svc.NewClient(upper)
+	_, err = uc.GetEntity(ctx(), "p", "r", nil)
 	wantCode(t, err, 404, "ResourceNotFound")
-	_, err = svc.CreateTable(ctx(), strings.ToUpper(name), nil)
+	_, err = svc.CreateTable(ctx(), upper, nil)
+	must(t, err)
+	defer svc.DeleteTable(ctx(), upper, nil)
+	_, err = svc.CreateTable(ctx(), upper, nil)
 	wantCode(t, err, 409, "TableAlreadyExists")
+	_, err = uc.AddEntity(ctx(), entityJSON(t, "p", "upper"), nil)
+	must(t, err)
+	_, err = uc.SubmitTransaction(ctx(), []aztables.TransactionAction{action(t, aztables.TransactionTypeAdd, "p", "batch")}, nil)
+	must(t, err)
+	for cl, want := range map[*aztables.Client]string{c: "etag r", uc: "batch upper"} {
+		var keys []string
+		pager := cl.NewListEntitiesPager(nil)
+		for pager.More() {
+			page, err := pager.NextPage(ctx())
+			must(t, err)
+			for _, e := range page.Entities {
+				var m map[string]any
+				must(t, json.Unmarshal(e, &m))
+				keys = append(keys, fmt.Sprint(m["RowKey"]))
+			}
+		}
+		slices.Sort(keys)
+		if got := strings.Join(keys, " "); got != want {
+			t.Errorf("entities' RowKeys %q, want %q (each table its own)", got, want)
+		}
+	}
 
 	// A SAS naming a key range. The SDK's GetTableSASURL signs spk and
 	// epk but leaves them out of the URL (docs/protocol.md, "Service

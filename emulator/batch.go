@@ -147,10 +147,11 @@ func (s *Server) checkBatch(c *call, ops []batchOp) (string, *batchFailure) {
 		}
 		if i == 0 {
 			table, pk = o.res.table, o.w.pk
-		} else if !strings.EqualFold(o.res.table, table) || o.w.pk != pk {
+		} else if !sameTable(o.res.table, table, s.cosmos) || o.w.pk != pk {
 			// An entity group is one table and one PartitionKey. Another
 			// table has no observed code of its own (docs/protocol.md 12.3);
-			// the service's wording covers it.
+			// the service's wording covers it. Under the cosmos profile a
+			// name in another case is another table (docs/cosmos.md).
 			return "", &batchFailure{index: i, err: tableemu.New(tableemu.CommandsInBatchActOnDifferentPartitions)}
 		}
 		k := entityKey{o.w.pk, o.w.rk}
@@ -383,7 +384,7 @@ func (s *Server) runBatch(c *call, table string, ops []batchOp) (store.Table, *b
 	var fail *batchFailure
 	run := func(tx *store.Tx) error {
 		var err error
-		if t, err = s.lookupTable(tx, c.res.account, table); err != nil {
+		if t, err = tx.GetTable(c.res.account, table); err != nil {
 			// A missing table fails the first operation (docs/protocol.md 7.4).
 			err = failAt(&fail, 0, missingTable(table, err))
 			if fail != nil {

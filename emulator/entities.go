@@ -242,9 +242,13 @@ func decodeEntityBody(body []byte, pk, rk string, fromURL, cosmos bool) (*edm.En
 
 // entityTable reads the table of an entity operation; a missing table is
 // 404 TableNotFound for every entity operation, unless its name breaks the
-// naming rules (docs/protocol.md 0.1).
+// naming rules (docs/protocol.md 0.1). Under the cosmos profile the store
+// finds a table by its exact name only: "Table names in Azure Table storage
+// aren't case-sensitive, but they are in Azure Cosmos DB for Table"
+// (learn.microsoft.com/azure/cosmos-db/table/faq; docs/cosmos.md), and the
+// store is opened with ExactTableNames (store.go, store.TableKey).
 func entityTable(tx *store.Tx, c *call) (store.Table, error) {
-	t, err := c.s.lookupTable(tx, c.res.account, c.res.table)
+	t, err := tx.GetTable(c.res.account, c.res.table)
 	if err != nil {
 		return t, missingTable(c.res.table, err)
 	}

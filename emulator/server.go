@@ -137,7 +137,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Insights {
 		s.ins = insights.New(insights.Config{Now: s.now, PartitionTarget: faults.PartitionTarget,
-			Accounts: s.accounts, DevAccount: publicDevAccount(cfg.Accounts), VerifySharedKey: s.verifySharedKey})
+			Accounts: s.accounts, DevAccount: publicDevAccount(cfg.Accounts), VerifySharedKey: s.verifySharedKey,
+			ExactTableNames: cfg.Cosmos()})
 	}
 	if cfg.Throttle {
 		var refused func(account, table, pk string, hasPK bool)

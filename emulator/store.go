@@ -13,18 +13,19 @@ import (
 // under Location (or in memory) unless Database names a PostgreSQL
 // database (docs/postgres.md). Under the cosmos profile the store keeps
 // the entities' creation order, in which Cosmos DB for Table answers
-// queries (docs/cosmos.md, "order of query results"); Table storage's
-// profile does not pay for it.
+// queries (docs/cosmos.md, "order of query results"), and tells table
+// names apart by case, as Cosmos DB does (docs/cosmos.md, "table
+// names"); Table storage's profile pays for neither.
 func openStore(cfg Config) (*store.Store, error) {
 	if cfg.Database != "" {
-		return postgres.Open(context.Background(), postgres.Options{URL: cfg.Database, CreationOrder: cfg.Cosmos()})
+		return postgres.Open(context.Background(), postgres.Options{URL: cfg.Database, CreationOrder: cfg.Cosmos(), ExactTableNames: cfg.Cosmos()})
 	}
 	cache := cacheBudget(cfg)
 	if cache == 0 {
 		cache = -1
 	}
 	return sqlite.Open(context.Background(), sqlite.Options{Dir: cfg.Location, InMemory: cfg.InMemory, Fsync: cfg.Fsync,
-		NoAutoIndex: cfg.NoAutoIndex, FilterCache: cache, CreationOrder: cfg.Cosmos()})
+		NoAutoIndex: cfg.NoAutoIndex, FilterCache: cache, CreationOrder: cfg.Cosmos(), ExactTableNames: cfg.Cosmos()})
 }
 
 // cacheBudget is the SQLite store's filter cache budget in bytes, 0 for

@@ -86,23 +86,22 @@ func (s *Server) createTable(c *call) error {
 	if err := validateTableName(name); err != nil {
 		return err
 	}
-	var other string // under the profile: the table whose name differs only in case
+	legacy := false // under the profile: the name is held by a table created without it
 	err = s.store.Update(c.ctx(), func(tx *store.Tx) error {
 		_, err := tx.CreateTable(c.res.account, name)
 		if errors.Is(err, store.ErrTableExists) && s.cosmos {
-			if t, gerr := tx.GetTable(c.res.account, name); gerr == nil && t.Name != name {
-				other = t.Name
-			}
+			_, gerr := tx.GetTable(c.res.account, name)
+			legacy = errors.Is(gerr, store.ErrTableNotFound)
 		}
 		return err
 	})
-	if other != "" {
-		// Cosmos DB for Table would create a second table: its names
-		// are case-sensitive (FAQ). tableemu's store holds one table
-		// per name whatever its case, as Table storage does, so the
-		// profile refuses it as storage would (docs/cosmos.md).
+	if legacy {
+		// The store under the profile holds "Orders" beside "orders",
+		// as Cosmos DB for Table does (its names are case-sensitive,
+		// FAQ), but a table created without the profile holds its
+		// name in every case (store.TableKey; docs/cosmos.md).
 		return tableemu.New(tableemu.TableAlreadyExists).WithHint(
-			"a table named %s exists; Azure Cosmos DB for Table would create %s beside it (its table names are case-sensitive), but tableemu keeps one table per name whatever its case (docs/cosmos.md).", other, name)
+			"a table whose name differs from %s only in case was created without --profile cosmos and holds the name in every case; delete it, or create the table under another name (docs/cosmos.md, \"table names\").", name)
 	}
 	if err != nil {
 		return storeErr(err)
@@ -158,18 +157,13 @@ func (c *call) appendTable(b []byte, name string, document bool) []byte {
 	return append(b, '}')
 }
 
-// lookupTable reads the table named name in account. The store finds a
-// table whatever the case of the name, as Table storage does; under the
-// cosmos profile a name in another case than the table was created with
-// names another table, which does not exist: "Table names in Azure Table
-// storage aren't case-sensitive, but they are in Azure Cosmos DB for
-// Table" (learn.microsoft.com/azure/cosmos-db/table/faq; docs/cosmos.md).
-func (s *Server) lookupTable(tx *store.Tx, account, name string) (store.Table, error) {
-	t, err := tx.GetTable(account, name)
-	if err == nil && s.cosmos && t.Name != name {
-		return store.Table{}, store.ErrTableNotFound
+// sameTable reports whether names a and b name one table: in any case, or
+// under the cosmos profile exactly (docs/cosmos.md, "table names").
+func sameTable(a, b string, cosmos bool) bool {
+	if cosmos {
+		return a == b
 	}
-	return t, err
+	return strings.EqualFold(a, b)
 }
 
 // getTable: GET /Tables('name'), the legacy SDKs' existence check
@@ -178,7 +172,7 @@ func (s *Server) getTable(c *call) error {
 	var t store.Table
 	err := s.store.ViewPoint(c.ctx(), func(tx *store.Tx) error {
 		var err error
-		t, err = s.lookupTable(tx, c.res.account, c.res.table)
+		t, err = tx.GetTable(c.res.account, c.res.table)
 		return err
 	})
 	if errors.Is(err, store.ErrTableNotFound) {
@@ -195,11 +189,6 @@ func (s *Server) getTable(c *call) error {
 // name is 404 ResourceNotFound, not TableNotFound (docs/protocol.md 1.4).
 func (s *Server) deleteTable(c *call) error {
 	err := s.store.Update(c.ctx(), func(tx *store.Tx) error {
-		if s.cosmos {
-			if _, err := s.lookupTable(tx, c.res.account, c.res.table); err != nil {
-				return err
-			}
-		}
 		return tx.DeleteTable(c.res.account, c.res.table)
 	})
 	if errors.Is(err, store.ErrTableNotFound) {

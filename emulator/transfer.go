@@ -34,6 +34,9 @@ func newTransfer(s *Server) *transfer.Transfer {
 			noSAS: "a SAS grants operations on tables, not an account's whole data", by: "tableemu export and import", doc: "docs/transfer.md"}),
 		Timeout: s.cfg.IsolationTimeout,
 		Order:   s.entityOrder(),
+		// The store's: under the profile names differing in case are
+		// tables of their own (docs/cosmos.md, "table names").
+		ExactTableNames: s.cosmos,
 	})
 }
 

@@ -153,3 +153,23 @@ func TestThrottleCosmos(t *testing.T) {
 		t.Fatalf("storage: %v, want 503 ServerBusy", err)
 	}
 }
+
+// TestThrottleTableNameCase: a partition's bucket is its table's in any
+// case under storage, where the names are one table, and its exact
+// name's under the cosmos profile, where they are two (docs/cosmos.md,
+// "table names").
+func TestThrottleTableNameCase(t *testing.T) {
+	for _, cosmos := range []bool{false, true} {
+		clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		th := NewThrottle(clk.now, nil)
+		th.Cosmos = cosmos
+		th.Charge("acct", "Orders", "hot", true, 10_000) // deep in debt
+		err := th.Admit("acct", "orders", "hot", true, 1)
+		if cosmos && err != nil {
+			t.Errorf("cosmos: orders refused for Orders' debt: %v", err)
+		}
+		if !cosmos && !isBusy(err) {
+			t.Errorf("storage: orders admitted past Orders' debt: %v", err)
+		}
+	}
+}

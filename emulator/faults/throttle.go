@@ -117,7 +117,7 @@ func (th *Throttle) Admit(account, table, pk string, hasPK bool, cost int) (err 
 	ab := th.get(th.accounts, account, AccountTarget, now)
 	var pb *bucket
 	if hasPK {
-		pb = th.get(th.partitions, partitionKey(account, table, pk), PartitionTarget, now)
+		pb = th.get(th.partitions, th.partitionKey(account, table, pk), PartitionTarget, now)
 		if pb.tokens < need {
 			return th.refuse(tableemu.New(tableemu.ServerBusy).WithDetail("partition %q of %s is over about %d entities per second (--throttle)", pk, table, PartitionTarget),
 				need, pb.tokens, PartitionTarget)
@@ -145,10 +145,16 @@ func (th *Throttle) Charge(account, table, pk string, hasPK bool, n int) {
 	now := th.now()
 	th.get(th.accounts, account, AccountTarget, now).tokens -= float64(n)
 	if hasPK {
-		th.get(th.partitions, partitionKey(account, table, pk), PartitionTarget, now).tokens -= float64(n)
+		th.get(th.partitions, th.partitionKey(account, table, pk), PartitionTarget, now).tokens -= float64(n)
 	}
 }
 
-func partitionKey(account, table, pk string) string {
-	return account + "/" + strings.ToLower(table) + "/" + pk
+// partitionKey names a partition's bucket: its table's name in any case,
+// or under Cosmos exactly, since Cosmos DB's names differing in case are
+// tables of their own (docs/cosmos.md, "table names").
+func (th *Throttle) partitionKey(account, table, pk string) string {
+	if !th.Cosmos {
+		table = strings.ToLower(table)
+	}
+	return account + "/" + table + "/" + pk
 }

@@ -54,6 +54,10 @@ type Config struct {
 	// VerifySharedKey checks that r is signed with account's key (Shared
 	// Key over /<account><path as sent>, as a Table API request is).
 	VerifySharedKey func(r *http.Request, account string) error
+	// ExactTableNames counts tables whose names differ only in case
+	// apart, as the store keeps them under the cosmos profile
+	// (store.TableKey; docs/cosmos.md, "table names").
+	ExactTableNames bool
 }
 
 // Insights is the collector; New makes one.
@@ -134,7 +138,7 @@ func New(cfg Config) *Insights {
 }
 
 func (in *Insights) table(account, table string) *tableInsight {
-	k := account + "/" + strings.ToLower(table)
+	k := account + "/" + store.TableKey(table, in.cfg.ExactTableNames)
 	t := in.tables[k]
 	if t == nil {
 		t = &tableInsight{Account: account, Table: table, Shapes: map[store.Shape]*queryStats{},
@@ -211,7 +215,7 @@ func (in *Insights) Writes(account, table string, es []*edm.Entity) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	t := in.table(account, table)
-	tl := in.timeline.table(account, table)
+	tl := in.timeline.table(account, table, in.cfg.ExactTableNames)
 	for _, e := range es {
 		if e == nil {
 			continue

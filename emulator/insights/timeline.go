@@ -3,6 +3,8 @@ package insights
 import (
 	"sort"
 	"strings"
+
+	"github.com/tableemu/tableemu/emulator/store"
 )
 
 // The insights timeline: entities written per partition per second over the
@@ -51,11 +53,11 @@ type throttledRequest struct {
 	AllPartitions bool `json:"allPartitions,omitempty"`
 }
 
-func (tl *timeline) table(account, table string) *tableTimeline {
+func (tl *timeline) table(account, table string, exact bool) *tableTimeline {
 	if tl.tables == nil {
 		tl.tables = map[string]*tableTimeline{}
 	}
-	k := account + "/" + strings.ToLower(table)
+	k := account + "/" + store.TableKey(table, exact)
 	t := tl.tables[k]
 	if t == nil {
 		t = &tableTimeline{account: account, table: table}
@@ -93,7 +95,7 @@ func (in *Insights) Throttled(account, table, pk string, hasPK bool) {
 	now := in.now().Unix()
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	t := in.timeline.table(account, table)
+	t := in.timeline.table(account, table, in.cfg.ExactTableNames)
 	t.at(now).throttled++
 	t.throttled++
 	if len(t.recent) == throttledRecent {

@@ -68,3 +68,20 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("after the window: %+v, want no series", r.Tables[0].Partitions)
 	}
 }
+
+// TestTimelineTableNameCase: under storage "Orders" and "orders" are one
+// table on the timeline; with ExactTableNames (the cosmos profile,
+// docs/cosmos.md, "table names") two.
+func TestTimelineTableNameCase(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		in := New(Config{Now: clk.now, PartitionTarget: 2000, ExactTableNames: exact})
+		for _, tbl := range []string{"Orders", "orders"} {
+			in.Writes("acct", tbl, []*edm.Entity{{PartitionKey: "p", RowKey: "r"}})
+		}
+		r := in.timeline.report(clk.now().Unix(), "acct", 2000)
+		if want := map[bool]int{false: 1, true: 2}[exact]; len(r.Tables) != want {
+			t.Errorf("ExactTableNames %v: %d tables on the timeline, want %d", exact, len(r.Tables), want)
+		}
+	}
+}

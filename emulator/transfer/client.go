@@ -66,7 +66,7 @@ func (c *Client) Export(ctx context.Context, sink Sink, o Options) (sum Summary,
 		for i, mt := range tables {
 			names[i] = mt.Name
 		}
-		if names, err = onlyNames(names, o.Tables, account); err != nil {
+		if names, err = onlyNames(names, o.Tables, account, false); err != nil {
 			return sum, err
 		}
 		tables = tables[:0]
@@ -183,7 +183,7 @@ func (c *Client) Import(ctx context.Context, src Source, o Options) (Summary, er
 		if account == "" {
 			account = o.Account
 		}
-		tables, err := chooseTables(a.Tables, o.Tables, account)
+		tables, err := chooseTables(a.Tables, o.Tables, account, false)
 		if err != nil {
 			return sum, err
 		}

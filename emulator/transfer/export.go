@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tableemu/tableemu"
 	"github.com/tableemu/tableemu/emulator/store"
@@ -49,7 +48,7 @@ func (t *Transfer) Export(ctx context.Context, sink Sink, o Options) (sum Summar
 		return sum, err
 	}
 	if o.Tables != nil {
-		if names, err = onlyNames(names, o.Tables, account); err != nil {
+		if names, err = onlyNames(names, o.Tables, account, t.cfg.ExactTableNames); err != nil {
 			return sum, err
 		}
 	}
@@ -96,24 +95,25 @@ func (t *Transfer) tableNames(ctx context.Context, account string) ([]string, er
 	return names, t.storeError(err)
 }
 
-// onlyNames is names filtered by only (any case), in names' order; a name
-// of only the account lacks is an error.
-func onlyNames(names, only []string, account string) ([]string, error) {
+// onlyNames is names filtered by only (any case; exactly under exact, the
+// store's ExactTableNames), in names' order; a name of only the account
+// lacks is an error.
+func onlyNames(names, only []string, account string, exact bool) ([]string, error) {
 	have := make(map[string]bool, len(names))
 	for _, n := range names {
-		have[strings.ToLower(n)] = true
+		have[store.TableKey(n, exact)] = true
 	}
 	want := make(map[string]bool, len(only))
 	for _, n := range only {
-		if !have[strings.ToLower(n)] {
+		if !have[store.TableKey(n, exact)] {
 			return nil, fail(ErrTableNotFound, tableemu.New(tableemu.TableNotFound).WithHint(
 				"account %s has no table %q to export.", account, n))
 		}
-		want[strings.ToLower(n)] = true
+		want[store.TableKey(n, exact)] = true
 	}
 	var out []string
 	for _, n := range names {
-		if want[strings.ToLower(n)] {
+		if want[store.TableKey(n, exact)] {
 			out = append(out, n)
 		}
 	}

@@ -57,7 +57,7 @@ func (t *Transfer) Import(ctx context.Context, src Source, o Options) (Summary, 
 		if t.cfg.Accounts[account] == nil {
 			return sum, unknownAccount(account)
 		}
-		tables, err := chooseTables(a.Tables, o.Tables, account)
+		tables, err := chooseTables(a.Tables, o.Tables, account, t.cfg.ExactTableNames)
 		if err != nil {
 			return sum, err
 		}
@@ -106,13 +106,18 @@ func (t *Transfer) Import(ctx context.Context, src Source, o Options) (Summary, 
 }
 
 // chooseTables is the tables of a source account that only names (any
-// case) lets through, all when only is nil. A name of only that the
-// source lacks is an error, and so are two source tables of one name.
-func chooseTables(tables []*Table, only []string, account string) ([]*Table, error) {
+// case; exactly under exact, the store's ExactTableNames) lets through,
+// all when only is nil. A name of only that the source lacks is an error,
+// and so are two source tables of one name.
+func chooseTables(tables []*Table, only []string, account string, exact bool) ([]*Table, error) {
 	seen := make(map[string]string, len(tables))
 	for _, tb := range tables {
-		l := strings.ToLower(tb.Name)
+		l := store.TableKey(tb.Name, exact)
 		if first, ok := seen[l]; ok {
+			if exact {
+				return nil, fail(ErrInvalidTable, tableemu.New(tableemu.TableAlreadyExists).WithHint(
+					"the source holds two tables named %q, for account %s: keep one.", first, account))
+			}
 			return nil, fail(ErrInvalidTable, tableemu.New(tableemu.TableAlreadyExists).WithHint(
 				"the source holds two tables named %q and %q, for account %s; table names are the same in any case: keep one.", first, tb.Name, account))
 		}
@@ -123,7 +128,7 @@ func chooseTables(tables []*Table, only []string, account string) ([]*Table, err
 	}
 	want := make(map[string]bool, len(only))
 	for _, n := range only {
-		l := strings.ToLower(n)
+		l := store.TableKey(n, exact)
 		if _, ok := seen[l]; !ok {
 			return nil, fail(ErrTableNotFound, tableemu.New(tableemu.TableNotFound).WithHint(
 				"the source has no table %q (for account %s); it has %s.", n, account, tableList(tables)))
@@ -132,7 +137,7 @@ func chooseTables(tables []*Table, only []string, account string) ([]*Table, err
 	}
 	var out []*Table
 	for _, tb := range tables {
-		if want[strings.ToLower(tb.Name)] {
+		if want[store.TableKey(tb.Name, exact)] {
 			out = append(out, tb)
 		}
 	}

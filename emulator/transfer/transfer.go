@@ -43,6 +43,11 @@ type Config struct {
 	// cosmos profile), which an import into a server of the same profile
 	// keeps, as it writes them in the order read.
 	Order store.Order
+	// ExactTableNames: the store tells table names apart by case (the
+	// cosmos profile; store.TableKey, docs/cosmos.md "table names"), so
+	// an import may bring "Orders" beside "orders", and Options.Tables
+	// names tables exactly.
+	ExactTableNames bool
 }
 
 // Transfer runs imports and exports on one server's store.

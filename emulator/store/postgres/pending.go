@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -273,22 +272,27 @@ func queueWrites(b *pgx.Batch, ws []pendingWrite, seq bool) {
 	b.Queue(insertSQL(seq, true)+tail, tids, pks, rks, tss, props)
 }
 
-// tableCache maps an account and lower-cased table name to the Table
+// tableCache maps an account and table key (store.TableKey) to the Table
 // GetTable last found, in this process. An entry is only a guess, checked
 // in each transaction that uses it (above).
 type tableCache struct {
-	mu sync.RWMutex
-	m  map[string]store.Table
+	exact bool // Options.ExactTableNames
+	mu    sync.RWMutex
+	m     map[string]store.Table
 }
 
 // maxCachedTables bounds the cache: past it, it starts again empty.
 const maxCachedTables = 10000
 
-func cacheKey(account, name string) string { return account + "\x00" + strings.ToLower(name) }
+// cacheKey is account and store.TableKey(name): the engine's option
+// decides, and one engine has one.
+func (c *tableCache) cacheKey(account, name string) string {
+	return account + "\x00" + store.TableKey(name, c.exact)
+}
 
 func (c *tableCache) get(account, name string) (store.Table, bool) {
 	c.mu.RLock()
-	t, ok := c.m[cacheKey(account, name)]
+	t, ok := c.m[c.cacheKey(account, name)]
 	c.mu.RUnlock()
 	return t, ok
 }
@@ -298,14 +302,14 @@ func (c *tableCache) put(t store.Table) {
 	if c.m == nil || len(c.m) >= maxCachedTables {
 		c.m = make(map[string]store.Table)
 	}
-	c.m[cacheKey(t.Account, t.Name)] = t
+	c.m[c.cacheKey(t.Account, t.Name)] = t
 	c.mu.Unlock()
 }
 
 func (c *tableCache) drop(t store.Table) {
 	c.mu.Lock()
-	if c.m[cacheKey(t.Account, t.Name)].ID == t.ID {
-		delete(c.m, cacheKey(t.Account, t.Name))
+	if c.m[c.cacheKey(t.Account, t.Name)].ID == t.ID {
+		delete(c.m, c.cacheKey(t.Account, t.Name))
 	}
 	c.mu.Unlock()
 }

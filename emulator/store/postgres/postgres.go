@@ -46,6 +46,13 @@ type Options struct {
 	// under Table storage, writes cost what they did before the sequence
 	// existed and leave it 0 (migrations/0002_creation_order.sql).
 	CreationOrder bool
+	// ExactTableNames tells table names apart by case, as Cosmos DB for
+	// Table does (the cosmos profile, docs/cosmos.md, "table names"):
+	// "Orders" and "orders" are two tables, and a name finds only the
+	// table of that exact name (store.TableKey). Without it, as under
+	// Table storage, one table answers a name in any case, with the
+	// statements it always had.
+	ExactTableNames bool
 }
 
 // defaultMaxConns is the pool size unless the URL sets pool_max_conns:
@@ -70,6 +77,8 @@ type engine struct {
 	sweepDone chan struct{}
 	// creationOrder is Options.CreationOrder (entities.go).
 	creationOrder bool
+	// exactNames is Options.ExactTableNames (tables.go).
+	exactNames bool
 }
 
 //go:embed migrations/*.sql
@@ -102,7 +111,8 @@ func openEngine(ctx context.Context, opts Options) (*engine, error) {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "tableemu"
 	}
 	c := cfg.ConnConfig
-	e := &engine{where: fmt.Sprintf("%s@%s/%s", c.User, hostPort(c.Host, c.Port), c.Database), now: time.Now, creationOrder: opts.CreationOrder}
+	e := &engine{where: fmt.Sprintf("%s@%s/%s", c.User, hostPort(c.Host, c.Port), c.Database), now: time.Now, creationOrder: opts.CreationOrder,
+		exactNames: opts.ExactTableNames, tables: tableCache{exact: opts.ExactTableNames}}
 	if e.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("PostgreSQL at %s: %s", e.where, redact(err, opts.URL))
 	}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"errors"
 	"sort"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -199,7 +198,7 @@ func (tx *Tx) RestoreSnapshot(account, name string) (store.Snapshot, error) {
 	for _, st := range snap {
 		var tid int64
 		if err := tx.queryRow(`INSERT INTO tables (account, name, lname, created) VALUES ($1, $2, $3, $4) RETURNING id`,
-			[]any{account, st.name, []byte(strings.ToLower(st.name)), st.created}, &tid); err != nil {
+			[]any{account, st.name, []byte(store.TableKey(st.name, tx.e.exactNames)), st.created}, &tid); err != nil {
 			return sn, err
 		}
 		if _, err := tx.exec(`INSERT INTO entities (tid, pk, rk, ts, props, seq) SELECT $1, pk, rk, ts, props, seq FROM snapshot_entities WHERE stid = $2`, tid, st.id); err != nil {

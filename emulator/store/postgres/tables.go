@@ -12,15 +12,28 @@ import (
 )
 
 // CreateTable creates a table; store.ErrTableExists if one with the same
-// name in any case exists (docs/protocol.md 1.4). ON CONFLICT DO NOTHING
-// rather than catching the unique violation: an error would abort the
+// name in any case exists (docs/protocol.md 1.4), or under ExactTableNames
+// one of the exact name (store.TableKey). ON CONFLICT DO NOTHING rather
+// than catching the unique violation: an error would abort the
 // transaction, and a $batch-like caller may go on after ErrTableExists.
 func (tx *Tx) CreateTable(account, name string) (store.Table, error) {
 	var id int64
-	err := tx.queryRow(
-		`INSERT INTO tables (account, name, lname, created) VALUES ($1, $2, $3, $4)
-		 ON CONFLICT (account, lname) DO NOTHING RETURNING id`,
-		[]any{account, name, []byte(strings.ToLower(name)), tx.e.nextTimestamp(0)}, &id)
+	var err error
+	lower := strings.ToLower(name)
+	if tx.e.exactNames && lower != name {
+		// A case variant's own key; a table of this exact name that a
+		// store without the option created holds the lower-cased one.
+		err = tx.queryRow(
+			`INSERT INTO tables (account, name, lname, created) SELECT $1::text, $2::text, $3::bytea, $4::bigint
+			 WHERE NOT EXISTS (SELECT 1 FROM tables WHERE account = $1 AND lname = $5 AND name = $2)
+			 ON CONFLICT (account, lname) DO NOTHING RETURNING id`,
+			[]any{account, name, []byte(store.TableKey(name, true)), tx.e.nextTimestamp(0), []byte(lower)}, &id)
+	} else {
+		err = tx.queryRow(
+			`INSERT INTO tables (account, name, lname, created) VALUES ($1, $2, $3, $4)
+			 ON CONFLICT (account, lname) DO NOTHING RETURNING id`,
+			[]any{account, name, []byte(lower), tx.e.nextTimestamp(0)}, &id)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Table{}, store.ErrTableExists
 	}
@@ -30,7 +43,8 @@ func (tx *Tx) CreateTable(account, name string) (store.Table, error) {
 	return store.Table{ID: id, Account: account, Name: name}, nil
 }
 
-// GetTable finds a table by name, in any case.
+// GetTable finds a table by name, in any case, or under ExactTableNames by
+// its exact name.
 func (tx *Tx) GetTable(account, name string) (store.Table, error) {
 	if tx.check == nil {
 		if t, ok := tx.e.tables.get(account, name); ok {
@@ -40,8 +54,16 @@ func (tx *Tx) GetTable(account, name string) (store.Table, error) {
 		}
 	}
 	t := store.Table{Account: account}
-	err := tx.queryRow(`SELECT id, name FROM tables WHERE account = $1 AND lname = $2`,
-		[]any{account, []byte(strings.ToLower(name))}, &t.ID, &t.Name)
+	var err error
+	if tx.e.exactNames {
+		// The exact name's key, or the lower-cased one of a table a
+		// store without the option created: both in the unique index.
+		err = tx.queryRow(`SELECT id, name FROM tables WHERE account = $1 AND lname IN ($2, $3) AND name = $4`,
+			[]any{account, []byte(store.TableKey(name, true)), []byte(strings.ToLower(name)), name}, &t.ID, &t.Name)
+	} else {
+		err = tx.queryRow(`SELECT id, name FROM tables WHERE account = $1 AND lname = $2`,
+			[]any{account, []byte(strings.ToLower(name))}, &t.ID, &t.Name)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Table{}, store.ErrTableNotFound
 	}
@@ -183,11 +205,23 @@ func (tx *Tx) SetTableACL(t store.Table, ids []store.SignedIdentifier) error {
 }
 
 // AccessPolicy finds policy id of the table named table (any case); ok is
-// false when there is no such table or policy.
+// false when there is no such table or policy. Under ExactTableNames,
+// where names differing in case are tables of their own, the table of the
+// exact name comes first, then its case variants by name
+// (store.TableKeyRange; docs/cosmos.md).
 func (tx *Tx) AccessPolicy(account, table, id string) (store.SignedIdentifier, bool, error) {
-	rows, err := tx.query(`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
-		WHERE t.account = $1 AND t.lname = $2 AND a.id = $3 ORDER BY a.pos LIMIT 1`,
-		account, []byte(strings.ToLower(table)), id)
+	var rows pgx.Rows
+	var err error
+	if tx.e.exactNames {
+		lo, hi := store.TableKeyRange(table)
+		rows, err = tx.query(`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
+			WHERE t.account = $1 AND t.lname >= $2 AND t.lname < $3 AND a.id = $4 ORDER BY t.name <> $5, t.lname, a.pos LIMIT 1`,
+			account, []byte(lo), []byte(hi), id, table)
+	} else {
+		rows, err = tx.query(`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
+			WHERE t.account = $1 AND t.lname = $2 AND a.id = $3 ORDER BY a.pos LIMIT 1`,
+			account, []byte(strings.ToLower(table)), id)
+	}
 	if err != nil {
 		return store.SignedIdentifier{}, false, err
 	}

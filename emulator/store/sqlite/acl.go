@@ -50,12 +50,23 @@ func (tx *Tx) SetTableACL(t Table, ids []SignedIdentifier) error {
 // AccessPolicy finds the stored access policy id on the table named table
 // (in any case: a SAS's tn may have been lower-cased by the client) of
 // account. Identifiers compare exactly. ok is false when there is no such
-// table or policy.
+// table or policy. Under ExactTableNames, where names differing in case
+// are tables of their own, the table of the exact name comes first, then
+// its case variants by name (store.TableKeyRange; docs/cosmos.md).
 func (tx *Tx) AccessPolicy(account, table, id string) (si SignedIdentifier, ok bool, err error) {
-	row := tx.queryRow(
-		`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
-		 WHERE t.account = ? AND t.lname = ? AND a.id = ? ORDER BY a.pos LIMIT 1`,
-		account, strings.ToLower(table), id)
+	var row scanner
+	if tx.s.exactNames {
+		lo, hi := store.TableKeyRange(table)
+		row = tx.queryRow(
+			`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
+			 WHERE t.account = ? AND t.lname >= ? AND t.lname < ? AND a.id = ? ORDER BY t.name <> ?, t.lname, a.pos LIMIT 1`,
+			account, lo, hi, id, table)
+	} else {
+		row = tx.queryRow(
+			`SELECT a.id, a.start, a.expiry, a.permission FROM table_acl a JOIN tables t ON t.id = a.tid
+			 WHERE t.account = ? AND t.lname = ? AND a.id = ? ORDER BY a.pos LIMIT 1`,
+			account, strings.ToLower(table), id)
+	}
 	si, err = scanIdentifier(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return SignedIdentifier{}, false, nil

@@ -3,8 +3,8 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	"strings"
 
+	"github.com/tableemu/tableemu/emulator/store"
 	"github.com/tableemu/tableemu/odata/edm"
 )
 
@@ -310,7 +310,7 @@ func (tx *Tx) RestoreSnapshot(account, name string) (Snapshot, error) {
 	}
 	// Once the names are free.
 	for _, st := range revived {
-		if _, err := tx.exec(`UPDATE tables SET account = ?, name = ?, lname = ? WHERE id = ?`, account, st.name, strings.ToLower(st.name), kept[st.id]); err != nil {
+		if _, err := tx.exec(`UPDATE tables SET account = ?, name = ?, lname = ? WHERE id = ?`, account, st.name, store.TableKey(st.name, tx.s.exactNames), kept[st.id]); err != nil {
 			return sn, err
 		}
 	}
@@ -318,7 +318,7 @@ func (tx *Tx) RestoreSnapshot(account, name string) (Snapshot, error) {
 		tid := kept[st.id]
 		if tid == 0 {
 			err := tx.queryRow(`INSERT INTO tables (account, name, lname, created, base) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-				account, st.name, strings.ToLower(st.name), st.created, st.id).Scan(&tid)
+				account, st.name, store.TableKey(st.name, tx.s.exactNames), st.created, st.id).Scan(&tid)
 			if err != nil {
 				return sn, err
 			}

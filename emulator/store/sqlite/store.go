@@ -73,6 +73,13 @@ type Options struct {
 	// cost what they did before the sequence existed (docs/benchmarks.md,
 	// "Creation order") and leave it 0 (0004_creation_order.sql).
 	CreationOrder bool
+	// ExactTableNames tells table names apart by case, as Cosmos DB for
+	// Table does (the cosmos profile, docs/cosmos.md, "table names"):
+	// "Orders" and "orders" are two tables, and a name finds only the
+	// table of that exact name (store.TableKey). Without it, as under
+	// Table storage, one table answers a name in any case, with the
+	// statements it always had.
+	ExactTableNames bool
 }
 
 // Store is an open database. It is safe for concurrent use.
@@ -106,9 +113,11 @@ type Store struct {
 	autoIdx      autoIndexes
 	// creationOrder is Options.CreationOrder (entities.go).
 	creationOrder bool
-	tables        tableCache
-	fc            filtercache.Cache // cache.go
-	gc            collector         // deletes what resets and restores retire (gc.go)
+	// exactNames is Options.ExactTableNames (tables.go).
+	exactNames bool
+	tables     tableCache
+	fc         filtercache.Cache // cache.go
+	gc         collector         // deletes what resets and restores retire (gc.go)
 
 	// cacheHits counts the pages answered from the filter cache,
 	// cacheWaits the scans that waited for a load (tests).
@@ -191,6 +200,7 @@ func openStore(ctx context.Context, opts Options) (*Store, error) {
 		}
 		return nil, err
 	}
+	s.exactNames = opts.ExactTableNames
 	if opts.CreationOrder {
 		s.creationOrder = true
 		if err := s.withWriter(func(c *conn) error { return c.execScript(ctx, createSeqIndex) }); err != nil {

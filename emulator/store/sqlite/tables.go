@@ -12,13 +12,28 @@ import (
 )
 
 // CreateTable creates a table; ErrTableExists if one with the same name in
-// any case exists (docs/protocol.md 1.4). The caller validates the name.
+// any case exists (docs/protocol.md 1.4), or under ExactTableNames one of
+// the exact name (store.TableKey). The caller validates the name.
 func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	now := tx.s.nextTimestamp(0)
 	var id int64
-	err := tx.queryRow(
-		`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?) RETURNING id`,
-		account, name, strings.ToLower(name), now).Scan(&id)
+	var err error
+	lower := strings.ToLower(name)
+	if tx.s.exactNames && lower != name {
+		// A case variant's own key; a table of this exact name that a
+		// store without the option created holds the lower-cased one.
+		err = tx.queryRow(
+			`INSERT INTO tables (account, name, lname, created) SELECT ?, ?, ?, ?
+			 WHERE NOT EXISTS (SELECT 1 FROM tables WHERE account = ? AND lname = ? AND name = ?) RETURNING id`,
+			account, name, store.TableKey(name, true), now, account, lower, name).Scan(&id)
+		if errors.Is(err, errNoRows) {
+			return Table{}, ErrTableExists
+		}
+	} else {
+		err = tx.queryRow(
+			`INSERT INTO tables (account, name, lname, created) VALUES (?, ?, ?, ?) RETURNING id`,
+			account, name, lower, now).Scan(&id)
+	}
 	if isConstraint(err) {
 		return Table{}, ErrTableExists
 	}
@@ -30,29 +45,39 @@ func (tx *Tx) CreateTable(account, name string) (Table, error) {
 	return Table{ID: id, Account: account, Name: name}, nil
 }
 
-// GetTable finds a table by name, in any case; ErrTableNotFound if absent.
+// GetTable finds a table by name, in any case, or under ExactTableNames by
+// its exact name; ErrTableNotFound if absent.
 func (tx *Tx) GetTable(account, name string) (Table, error) {
-	lname := strings.ToLower(name)
+	key := store.TableKey(name, tx.s.exactNames)
 	// A write transaction may use the cache too until it, or a closure
 	// before it in its group, changes a table: until then it sees tables
 	// as last committed (see tableCache).
 	cached := tx.reader || (tx.committedTables && !tx.tablesChanged)
 	if cached {
-		if t, ok := tx.s.tables.get(account, lname, tx.tablesGen); ok && tx.snapshotBefore() {
+		if t, ok := tx.s.tables.get(account, key, tx.tablesGen); ok && tx.snapshotBefore() {
 			return t, nil
 		}
 	}
 	t := Table{Account: account}
 	// conn.queryRow directly, so that the arguments do not escape (see
 	// Tx.queryRow).
-	err := tx.c.queryRow(tx.ctx,
-		`SELECT id, name, coalesce(base, 0) FROM tables WHERE account = ? AND lname = ?`,
-		[]any{account, lname}, &t.ID, &t.Name, &t.Base)
+	var err error
+	if tx.s.exactNames {
+		// The exact name's key, or the lower-cased one of a table a
+		// store without the option created: both in the unique index.
+		err = tx.c.queryRow(tx.ctx,
+			`SELECT id, name, coalesce(base, 0) FROM tables WHERE account = ? AND lname IN (?, ?) AND name = ?`,
+			[]any{account, key, strings.ToLower(name), name}, &t.ID, &t.Name, &t.Base)
+	} else {
+		err = tx.c.queryRow(tx.ctx,
+			`SELECT id, name, coalesce(base, 0) FROM tables WHERE account = ? AND lname = ?`,
+			[]any{account, key}, &t.ID, &t.Name, &t.Base)
+	}
 	if errors.Is(err, errNoRows) {
 		return Table{}, ErrTableNotFound
 	}
 	if err == nil && cached {
-		tx.s.tables.put(account, lname, t, tx.tablesGen)
+		tx.s.tables.put(account, key, t, tx.tablesGen)
 	}
 	return t, err
 }
@@ -84,7 +109,7 @@ func (tx *Tx) GetTable(account, name string) (Table, error) {
 type tableCache struct {
 	gen atomic.Uint64
 	mu  sync.Mutex
-	m   map[string]cachedTable // account + "\x00" + lower-case name
+	m   map[string]cachedTable // account + "\x00" + store.TableKey
 }
 
 type cachedTable struct {
@@ -156,7 +181,8 @@ func (tx *Tx) DeleteTable(account, name string) error {
 }
 
 // QueryTables lists an account's tables ordered by name without regard to
-// case, the order lookups and uniqueness use.
+// case, the order lookups and uniqueness use (under ExactTableNames a
+// name's case variants follow it: store.TableKey).
 func (tx *Tx) QueryTables(account string, q TableQuery) (TablePage, error) {
 	var page TablePage
 	rows, err := tx.query(
