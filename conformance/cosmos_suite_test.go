@@ -18,8 +18,8 @@ import (
 // own TestX against the shared server and again in TestCosmosSuite against
 // tableemu --profile cosmos, with the Go SDK in its Cosmos mode. Where
 // Cosmos DB for Table answers otherwise, a scenario asserts its answer
-// (tg.cosmos); where tableemu does not give it yet, the case is skipped
-// with cosmosNotYet, which names the row of docs/cosmos.md's "Not yet".
+// (tg.cosmos): every row of docs/cosmos.md is matched, so no case is
+// skipped for a difference tableemu does not give.
 //
 // Not in the suite: the replays (TestReplayCosmos replays the Cosmos
 // recordings), the tests that run the binary, crash, fault or load it, the
@@ -167,16 +167,6 @@ func (tg *target) sibling(cfg emulator.Config) (*target, func(), error) {
 		return startCosmos(cfg)
 	}
 	return startInProcess(cfg)
-}
-
-// cosmosNotYet skips the rest of a case under the cosmos profile where
-// Cosmos DB for Table answers otherwise and tableemu does not yet: what
-// names the row of docs/cosmos.md's "Not yet".
-func cosmosNotYet(t *testing.T, tg *target, what string) {
-	t.Helper()
-	if tg.cosmos {
-		t.Skip("cosmos profile, not yet in tableemu (docs/cosmos.md, \"Not yet\"): " + what)
-	}
 }
 
 // tableNotFound is the code of an entity operation on a missing table:
