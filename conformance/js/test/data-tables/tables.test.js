@@ -54,6 +54,13 @@ describe("data-tables: tables", () => {
       // (onResponse fires twice here: once from core-client, once from the
       // SDK's "already exists" handler.)
       assert.ok(seen.length >= 1);
+      if (h.cosmos && n !== name) {
+        // Cosmos DB's table names are case-sensitive: another case is a
+        // table of its own (docs/cosmos.md, "table names").
+        assert.equal(seen[0].status, 201);
+        t.after(() => svc.deleteTable(n));
+        continue;
+      }
       assert.equal(seen[0].status, 409);
       assert.equal(seen[0].parsedBody.odataError.code, "TableAlreadyExists");
     }
